@@ -90,6 +90,16 @@ UNDOCUMENTED = {
     "median": (lambda m, x, out: m.median(x, 1, out=out), ("float64", "int64")),
     "nanmedian": (lambda m, x, out: m.nanmedian(x, 0, keepdim=True, out=out), ("float64", "int64")),
     "nonzero": (lambda m, x, out: m.nonzero(x, out=out), ("int64",)),
+    "sum": (lambda m, x, out: m.sum(x, 0, out=out), ("float64",)),
+    "prod": (lambda m, x, out: m.prod(x, 1, out=out), ("float64",)),
+    "nansum": (lambda m, x, out: m.nansum(x, 0, out=out), ("float64",)),
+    "take": (lambda m, x, out: m.take(x, m.tensor([0, 4]), out=out), ("float64",)),
+    "clamp_min": (lambda m, x, out: m.clamp_min(x, 0.5, out=out), ("float64",)),
+    "clamp_max": (lambda m, x, out: m.clamp_max(x, 0.5, out=out), ("float64",)),
+    "frac": (lambda m, x, out: m.frac(x, out=out), ("float64",)),
+    "concat": (lambda m, x, out: m.concat([x, x], out=out), ("float64",)),
+    "concatenate": (lambda m, x, out: m.concatenate([x, x], 1, out=out), ("float64",)),
+    "scatter": (lambda m, x, out: m.scatter(x, 0, m.tensor([[1, 0]]), 9.0, out=out), ("float64",)),
 }
 
 

@@ -321,7 +321,9 @@ class Function:
     """
 
     # (``_state``: a user's metadata, hooks and packed saved tensors, set on first use: engine/saved.py)
-    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "_state", "__weakref__")
+    # (``without_grad``: set only on an unrecorded view op, True where grad mode was off: see Function.apply)
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "_state", "without_grad",
+                 "__weakref__")  # fmt: skip
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
@@ -441,6 +443,7 @@ class Function:
             out._ctx = None
             if cls.view:  # an unrecorded view remembers what it shows: an in-place change of it that a
                 fn.inputs = inputs  # gradient wants later still writes its base (PyTorch: `v += w`)
+                fn.without_grad = bool(switches._grad_off_threads) and not _State._grad
                 out._base = fn
             if need:  # nothing was recorded: take back the uses counted above, so they stay exact
                 for t in inputs:

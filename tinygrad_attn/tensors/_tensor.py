@@ -333,8 +333,18 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """Whether ops record this tensor for a backward pass. Only a leaf can be switched off,
-        as in PyTorch: a computed tensor leaves the graph through ``detach()``."""
-        return self._requires_grad
+        as in PyTorch: a computed tensor leaves the graph through ``detach()``. A view made
+        without recording (in ``no_grad``, or of a tensor that did not require grad then)
+        requires grad while the tensor whose memory it shows does (the first of a chain of such
+        views: PyTorch's ``_base``), as PyTorch's views do."""
+        if self._requires_grad:
+            return True
+        if self._ctx is not None or (v := getattr(self, "_base", None)) is None:
+            return False
+        base = v.inputs[0]
+        while base._ctx is None and (v := getattr(base, "_base", None)) is not None:
+            base = v.inputs[0]
+        return base._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -813,15 +823,14 @@ class Tensor:
         """``self += alpha * other``, in place (``alpha`` by position as ``add``'s)."""
         other, alpha = _promotion.other_and_alpha("add_", other, more, alpha, deprecated=True)
         o = self._operand(other)
-        return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
-                                      reads_old=False)  # fmt: skip
+        # (alpha scales as add's does: in the result's dtype, a bool or float alpha refused as there)
+        return apply_inplace(self, "add_", lambda x, o: x.add(o, alpha=alpha), o, reads_old=False)
 
     def sub_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
         """``self -= alpha * other``, in place (``alpha`` by position as ``sub``'s)."""
         other, alpha = _promotion.other_and_alpha("sub_", other, more, alpha, deprecated=True)
         o = self._operand(other)
-        return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
-                                      reads_old=False)  # fmt: skip
+        return apply_inplace(self, "sub_", lambda x, o: x.sub(o, alpha=alpha), o, reads_old=False)
 
     def mul_(self, other: Any) -> Tensor:
         o = self._operand(other)
@@ -837,7 +846,10 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
         # (-1 into uint8 is 255; 256 overflows, as PyTorch's)
-        v = value.reshape(()) if isinstance(value, Tensor) else fill_value_in("fill_", value, self.dtype)
+        if isinstance(value, Tensor) and value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                               f"dimensions (shape {tuple(value.shape)}).")  # fmt: skip
+        v = value if isinstance(value, Tensor) else fill_value_in("fill_", value, self.dtype)
         # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
         return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
 
@@ -866,9 +878,8 @@ class Tensor:
                                       reads_old=False)  # fmt: skip
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
-        """``value`` where ``mask`` is True, in place."""
-        v = value.reshape(()) if isinstance(value, Tensor) else value
-        return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
+        """``value`` where ``mask`` is True, in place (a value tensor of no dims: ``masked_fill``'s check)."""
+        return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), value, reads_old=False)
 
     # (``x += y`` and every other augmented assignment, in place as in PyTorch:
     # tinygrad_attn/tensors/mutation/augmented_assignment.py, installed by install_methods)

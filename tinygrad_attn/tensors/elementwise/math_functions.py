@@ -623,6 +623,11 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     """``input`` with the rows ``index`` names along ``dim`` set to ``value``."""
     x = _tensor(input, "index_fill")
     d = _one_dim(x, dim, "index_fill")
+    if isinstance(index, Tensor) and index.dtype != np.int64:  # (index_add and index_copy take int32 too)
+        raise IndexError(f"index_fill_(): Expected dtype int64 for index (got {index.dtype}).")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s) (shape {tuple(value.shape)}).")  # fmt: skip
     idx = _index_line(x, d, index, x.shape, "index_fill")
     ones = Tensor.ones(idx.shape, device=x._dev)
     hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0

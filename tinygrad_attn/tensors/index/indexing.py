@@ -19,7 +19,7 @@ from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
 from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
-from ..dtypes import check_fill_value
+from ..dtypes import fill_value_in
 from ..mutation.inplace import apply_inplace, refuse_partial_overlap
 
 
@@ -398,7 +398,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     elif isinstance(value, (bool, int, float, complex, np.integer)):  # (np.float64 is a float)
         if isinstance(value, np.generic):
             value = value.item()
-        check_fill_value("setitem", value, x.dtype)  # (PyTorch checks the value before the key)
+        value = fill_value_in("setitem", value, x.dtype)  # (PyTorch checks the value before the key)
     else:  # a list, an array, a NumPy float32: PyTorch takes a tensor or a Python number only
         kind = type(value)
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

@@ -179,6 +179,13 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             r = compute(t, *operands)
         _write(t, r, name)
         return t
+    if t._ctx is None and getattr(getattr(t, "_base", None), "without_grad", False):
+        raise RuntimeError(
+            f"{name}: A view was created in no_grad mode and is being modified inplace with grad mode enabled "
+            f"(shape {tuple(t.shape)}). Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            "can clarify your code by moving both the view and the inplace either both inside the no_grad block (if "
+            "you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+        )
     if _MULTI_OUTPUT_VIEWS:
         _refuse_multi_output_view(t, name)
     if t._ctx is None and t.requires_grad:
@@ -195,16 +202,20 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             return _write_through_view(t, name, compute, operands, reads_old, v)
         if t.numel() == 0 and isinstance(v, ops.Expand):  # (an empty expand: nothing to write, as PyTorch runs)
             return _record_empty_write(t, name, compute, operands, v)
-        if operator:
-            return compute(t, *operands)
-        raise RuntimeError(
-            f"{name}: this tensor (shape {tuple(t.shape)}) is a view of another tensor's memory, and an "
-            "in-place change of this view is not recorded for gradients; write through the tensor it views "
-            "(x[idx] = value, x[idx] += value)"
-        )
+        if isinstance(v, ops.Expand):
+            if operator:
+                return compute(t, *operands)
+            raise RuntimeError(
+                f"{name}: this tensor (shape {tuple(t.shape)}) is an expanded view of another tensor's memory, and "
+                "an in-place change of this view is not recorded for gradients; write through the tensor it views "
+                "(x[idx] = value, x[idx] += value)"
+            )
+        # (else a view no op made (``x.detach()``, ``x.data``): PyTorch's views that take no part in
+        # autograd, whose change is recorded on the view alone, as below)
     old = _moved_history(t)
     # An operand that is t itself (x += x, x.copy_(x)) is its value before the change
     operands = tuple(old if o is t else o for o in operands)
+    start = _next_seq()
     try:
         r = compute(Copy.apply(old) if reads_old else old, *operands)
         r = _checked_result(t, r, name)
@@ -212,6 +223,7 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         t._uses = old._uses
         raise
     _write(t, r, name)
+    _output_in(r, t._data, start, (old, *operands))
     _rebase(t, old, r, name)
     note_rebase(_next_seq())
     return t
@@ -241,6 +253,7 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     same view of the new ``x``. Ops that used the view before keep its old history."""
     # v: t's own view op, or the one of its latest write or replay, or the unrecorded view it is
     base = v.inputs[0]
+    start = _next_seq()
     value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)
     # (the base's own checks apply: a leaf that requires grad raises there)
     if isinstance(v, ops.Slice):
@@ -262,9 +275,29 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
             whole = value.permute(ops.movement._inverse(tuple(v.args)))
         apply_inplace(base, name, _replaced_by, whole, reads_old=False)
     fresh = v.__class__.apply(base, args=v.args)
+    _output_in(value, fresh._data, start, (t, *operands))
     _rebase(t, _moved_history(t), fresh, name)
     note_rebase(_next_seq())
     return t
+
+
+def _output_in(r: Tensor, memory: Any, start: int, given: Sequence[Any]) -> None:
+    """The result ``r`` of an in-place op's computation, now written into ``memory`` (the
+    tensor it changed), is that memory from here on, as in PyTorch, where the op writes its
+    output there: a node that keeps its output (``exp_``, ``sigmoid_``) finds a later
+    in-place change of the tensor, and its backward raises PyTorch's error. ``r``'s node is
+    renumbered after the write (it saw the memory as written). Not for a result that is one
+    of the ``given`` tensors (``copy_``'s source) or was not made by the computation (made
+    before ``start``)."""
+    fn = r._ctx
+    if fn is None or fn.seq < start or not fn.reads_output or any(r is g for g in given):
+        return
+    if r._data is memory or r._data.__class__ is not memory.__class__ or r._data.dtype != memory.dtype:
+        return
+    if tuple(r._data.shape) != tuple(memory.shape):
+        return
+    r._data = memory
+    fn.seq = _next_seq()
 
 
 def _write_slice_of_overlapping(under: Function, key: Any, value: Tensor) -> None:

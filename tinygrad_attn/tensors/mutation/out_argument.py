@@ -23,10 +23,13 @@ from ..dtypes import can_cast, scalar_type_name
 
 #: Functions of :data:`OUT_NAMES` whose PyTorch docs do not say they take ``out=``
 #: (tests/tensor/test_out_argument.py calls each with it).
-UNDOCUMENTED_OUT = frozenset("argmax argmin aminmax isin median nanmedian nonzero".split())
+UNDOCUMENTED_OUT = frozenset(
+    """argmax argmin aminmax isin median nanmedian nonzero sum prod nansum take clamp_min clamp_max frac concat
+    concatenate scatter""".split()
+)
 
 #: The functions whose PyTorch twin (``torch.X``, or the function it is an alias of) takes
-#: ``out=``, by declared name; tests/engine/test_declare.py reads PyTorch's docs to keep it true.
+#: ``out=``, by declared name; tests/tensor/test_out_argument.py reads PyTorch's docs to keep it true.
 OUT_NAMES = (
     frozenset(
         """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any arange arccos
@@ -48,6 +51,23 @@ OUT_NAMES = (
 )
 
 
+#: The functions whose ``out`` must have the result's dtype itself (PyTorch's "Expected out tensor to
+#: have dtype float, but got double instead"), where the others cast within ``can_cast``; so must
+#: every ``out`` of a function of several results (``sort``'s values and its int64 indices).
+EXACT_OUT = frozenset(
+    """abs absolute neg negative floor ceil trunc fix frac sgn sign round bitwise_not clamp clip clamp_min clamp_max
+    nan_to_num mm bmm mv dot vdot matmul addmm addmv addbmm baddbmm index_select gather take take_along_dim
+    masked_select tril triu diag cross renorm norm amax amin searchsorted bucketize histc tensordot inner narrow_copy
+    logcumsumexp quantile nanquantile where argmax argmin nonzero isposinf isneginf signbit""".split()
+)
+
+#: The reductions and scans whose ``out`` gives their ``dtype=`` (the input converted to it first, as
+#: PyTorch's ``torch.sum(floats, out=longs)`` sums the truncated values): a ``dtype=`` given too must be it.
+DTYPE_FROM_OUT = frozenset("sum prod nansum cumsum cumprod".split())
+
+#: The functions that join tensors: a result that cannot be cast to ``out``'s dtype is PyTorch's TypeError.
+JOINS = frozenset("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
+
 #: Factories, which resize ``out`` without PyTorch's warning (it warns for computed results).
 QUIET_RESIZE = frozenset("zeros ones full empty rand randn randint randperm eye linspace logspace normal multinomial "
                          "bernoulli".split())  # fmt: skip
@@ -63,7 +83,7 @@ def written_to_out(r: Any, out: Any, op: str) -> Any:
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(r):
             raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(r)} Tensors, got {type(out).__name__}")
-        written = [_written(v, o, op) for v, o in zip(r, out)]
+        written = [_written(v, o, op, exact=True) for v, o in zip(r, out)]  # (each out of several: its exact dtype)
         return tuple(written) if type(r) is tuple else out_type(type(r))(*written)
     return _written(r, out, op)
 
@@ -80,7 +100,7 @@ def out_type(cls: type) -> type:
     return t
 
 
-def _written(r: Tensor, out: Any, op: str) -> Tensor:
+def _written(r: Tensor, out: Any, op: str, exact: bool = False) -> Tensor:
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _State.grad_enabled and (r.requires_grad or out.requires_grad):
@@ -88,7 +108,13 @@ def _written(r: Tensor, out: Any, op: str) -> Tensor:
                            "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
     if out._dev is not r._dev:
         raise RuntimeError(f"{op}(): the result is on {r.device}, out on {out.device}; give an out on {r.device}")
+    if (exact or op in EXACT_OUT) and out.dtype != r.dtype:
+        raise RuntimeError(f"{op}(): Expected out tensor to have dtype {r.dtype}, but got {out.dtype} instead "
+                           f"(shapes {tuple(r.shape)} and {tuple(out.shape)})")  # fmt: skip
     if not can_cast(r.dtype, out.dtype):
+        if op in JOINS:
+            raise TypeError(f"torch.{op}(): input types can't be cast to the desired output type "
+                            f"{scalar_type_name(out.dtype)}")  # fmt: skip
         raise RuntimeError(f"{op}(): result type {scalar_type_name(r.dtype)} can't be cast to the desired output "
                            f"type {scalar_type_name(out.dtype)}")  # fmt: skip
     if tuple(out.shape) != tuple(r.shape):
@@ -99,7 +125,7 @@ def _written(r: Tensor, out: Any, op: str) -> Tensor:
                 "(as in PyTorch); give an empty out, or one of the result's shape",
                 UserWarning,
             )
-        out.resize_(*r.shape)
+        out.resize_(tuple(r.shape))
     with no_grad():
         out.copy_(r)
     return out
@@ -121,6 +147,16 @@ def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., An
     functools.update_wrapper(adapter, fn)
     adapter.adapts = fn  # type: ignore[attr-defined]  # (the one function it puts out= in front of)
     return adapter
+
+
+def dtype_from_out(op: str, dtype: Any, out: Any) -> Any:
+    """The ``dtype=`` of ``op`` (in :data:`DTYPE_FROM_OUT`) called with ``out``: ``out``'s dtype, where
+    a ``dtype`` given must be the same (PyTorch's RuntimeError)."""
+    if not isinstance(out, Tensor):
+        return dtype
+    if dtype is not None and dtype != out.dtype:
+        raise RuntimeError(f"{op}(): Expected out tensor to have dtype {dtype}, but got {out.dtype} instead")
+    return out.dtype
 
 
 def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -231,11 +267,15 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
     first = params[0].name if params and params[0].kind is not params[0].VAR_POSITIONAL else None
     if first in _SEQUENCE_PARAMETERS:  # (cat's tensors: a list is right there, its own checks say what is wrong)
         first = None
-    defaults["_not_tensor"], defaults["_none"] = not_a_tensor, _NO_INPUT
+    defaults["_not_tensor"], defaults["_none"], defaults["_dtype_from_out"] = not_a_tensor, _NO_INPUT, dtype_from_out
+    dtype_line = ""
+    if name in DTYPE_FROM_OUT and any(p.name == "dtype" for p in params):
+        dtype_line = "        dtype = _dtype_from_out(_name, dtype, out)\n"
     source = (
         f"def adapter({', '.join(head)}):\n"
         f"    try:\n"
         f"        if out is None:\n            return _fn({', '.join(call)})\n"
+        f"{dtype_line}"
         f"        return _written(_fn({', '.join(call)}), out, _name)\n"
         f"    except (AttributeError, KeyError) as e:\n"  # (a number or None where the tensor goes)
         f"        _not_tensor(_name, {first or '_none'}, e)\n"

@@ -25,7 +25,7 @@ from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import NoGradient, saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
-from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
+from ..dtypes import UnsupportedDtypeError, accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
 
 __all__ = ["ValuesIndices",]  # fmt: skip
@@ -464,12 +464,20 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
     return ops.Cumprod.apply(x, args=_one_dim(x, dim, "cumprod"))
 
 
+def _refuse_bool_scan(op: str, acc: np.dtype) -> None:
+    """PyTorch's error for a running sum or product computed in bool (``dtype=torch.bool``, or a
+    bool ``out``): its CPU kernels have none."""
+    if acc.kind == "b":
+        raise UnsupportedDtypeError(f"\"{op}_out_cpu\" not implemented for 'Bool' ({op} with dtype torch.bool)")
+
+
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
     if isinstance(dim, (list, tuple)):
         raise TypeError(f"cumprod(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
+    _refuse_bool_scan("cumprod", acc)
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return _cumprod(x, dims.required(axis, dim, "cumprod"))
 
@@ -481,6 +489,7 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
         raise TypeError(f"cumsum(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     dim = dims.required(axis, dim, "cumsum")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (ints sum in int64; dtype= in that)
+    _refuse_bool_scan("cumsum", acc)
     x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
