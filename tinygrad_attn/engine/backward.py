@@ -160,8 +160,7 @@ def run_backward(
                 gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
             if not retain_graph:  # memory: what forward kept goes; the structure stays for pictures
-                fn.saved = _function.shapes_only(fn.saved) if _function.saves_no_values(fn) else None
-                fn.ctx = None
+                fn.saved, fn.ctx = _function.kept_after_backward(fn), None
             # Accumulate: each input's share joins its gradient.
             i = -1
             for inp in fn.inputs:  # (an index, not zip: zip costs more than the rest of this loop)

@@ -921,6 +921,13 @@ def _release_unread(inputs: Sequence[Any]) -> None:
                 x._data = FreedArray(d, "before backward, which does not read them")
 
 
+def kept_after_backward(fn: Any) -> Any:
+    """What ``fn`` keeps once a backward without ``retain_graph`` ran through it: the shapes of its
+    saved values where its backward reads only shapes (a second backward may run through it, as
+    PyTorch's), else nothing."""
+    return shapes_only(fn.saved) if saves_no_values(fn) else None
+
+
 def saves_no_values(fn: Function) -> bool:
     """Whether ``fn``'s backward reads no values: only shapes (``reads_values`` False: a slice, a
     transpose, a sum, a cast), or neither an input nor its output (a sum, a difference, a
