@@ -138,6 +138,11 @@ KNOWN: dict[str, str] = {
         ],
         _FFT,
     ),
+    "linalg.eig": "PyTorch records one LinalgEigBackward0 for both outputs; here the eigenvalues and the "
+    "eigenvectors are two ops (EigValuesBackward0, EigVectorsBackward0), the vectors' reading the values'",
+    "linalg.eigvals": "PyTorch records LinalgEigBackward0 (eigvals is eig's first output); here EigValuesBackward0",
+    "stft": "PyTorch frames the signal with as_strided and transforms with FftR2CBackward0; here the frames are "
+    "an unfold and the transform the one FFTN op, which show as their steps",
     "fft.fftshift": _steps("RollBackward0", "CatBackward0"),
     "fft.ifftshift": _steps("RollBackward0", "CatBackward0"),
     "polar": _steps("PolarBackward0", "ComplexBackward0"),
@@ -155,8 +160,6 @@ KNOWN: dict[str, str] = {
     "addmv": _steps("AddmvBackward0", "AddBackward0"),
     "addr": _steps("AddrBackward0", "AddBackward0"),
     "alias_copy": _steps("AliasBackward0_copy", "CloneBackward0"),
-    "amax": _steps("AmaxBackward0", "MaxBackward1"),
-    "amin": _steps("AminBackward0", "MinBackward1"),
     "aminmax": _steps("AminmaxBackward0", "MinBackward1"),
     "angle": _steps("AngleBackward0", "SavedBackward0"),
     "baddbmm": _steps("BaddbmmBackward0", "AddBackward0"),
@@ -352,7 +355,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.max_unpool3d": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
     "nn.functional.max_unpool3d.grad": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
     "nn.functional.multi_head_attention_forward": _no_node_here("ViewBackward0"),
-    "nn.functional.multi_margin_loss": _steps("MultiMarginLossBackward0", "MeanBackward0"),
     "nn.functional.multilabel_soft_margin_loss": _steps("MeanBackward0", "MultilabelSoftMarginLossBackward0"),
     "nn.functional.normalize": _edges("DivBackward0"),
     "nn.functional.pad.circular": _no_node_here("CopySlices"),
