@@ -70,6 +70,8 @@ def stft(
     if center:
         x = _pad(x.reshape((1,) * (3 - x.ndim) + tuple(x.shape)), [p, p], mode=pad_mode)
         x = x.reshape(tuple(x.shape[-input.ndim :]))
+    if x.dtype.kind not in "fc":  # (after the centre padding, whose kernel refuses bool first: PyTorch's order)
+        raise RuntimeError(f"stft: expected a tensor of floating point or complex values, got {x.dtype}")
     batched = x.ndim == 2
     x = x if batched else x.unsqueeze(0)
     hop = n_fft // 4 if hop_length is None else int(hop_length)
@@ -197,10 +199,10 @@ def istft(
     frames = x.transpose(1, 2)  # (B, frames, freq)
     if onesided:
         frames = irfft(frames, n=n_fft, dim=-1)
+    elif not return_complex:  # (a real signal from a two-sided spectrum: its first half, as PyTorch reads it)
+        frames = irfft(frames[..., : n_fft // 2 + 1], n=n_fft, dim=-1)
     else:
         frames = ifft(frames, n=n_fft, dim=-1)
-        if not return_complex:
-            frames = frames.real
     frames = frames * window
     total = n_fft + hop * (n_frames - 1)
     idx = (Tensor.arange(n_frames, device=x.device).reshape(-1, 1) * hop
