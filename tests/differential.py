@@ -90,6 +90,12 @@ def assert_same_as_torch(program: str, torch: Any, warns: bool = True) -> None:
         assert want_warn == got_warn, f"warnings: PyTorch {want_warn}, tinygrad_attn {got_warn}"
 
 
+#: The start of a known reason that is rounding whose size depends on the machine (the CPU's vector width
+#: orders a float32 sum; cancellation leaves noise of that order): such a seed may agree on another CPU,
+#: so it is not required to differ (every other known seed is, until it is taken off the list).
+ROUNDING = "rounding, machine-dependent: "
+
+
 def assert_seeds_as_in_torch(failures: Any, seeds: range, torch: Any, known: Any = ()) -> None:
     """A program generator's check: ``failures(seeds, torch)`` (the ``(seed, source, why)`` of each
     program that differs from PyTorch) lists none but ``known`` seeds, and each known seed among
@@ -100,7 +106,8 @@ def assert_seeds_as_in_torch(failures: Any, seeds: range, torch: Any, known: Any
         f"seed {s}: {why if isinstance(why, str) else ': '.join(why)}\n{src}" for s, src, why in new[:5]
     )
     assert not new, f"{len(new)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
-    fixed = sorted(set(known) & set(seeds) - {s for s, _, _ in bad})
+    steady = {s for s in known if not str(known[s]).startswith(ROUNDING)} if hasattr(known, "items") else set(known)
+    fixed = sorted(steady & set(seeds) - {s for s, _, _ in bad})
     assert not fixed, f"seeds {fixed} now run as in PyTorch: take them off KNOWN"
 
 
