@@ -63,8 +63,8 @@ def number_as_vector(like_index: bool = False) -> Any:
             given = dict(bound.arguments)
             _dims.one((), given["dim"], op.__name__)  # 0 or -1
             index = given.get("index")
-            for name, value in given.items():
-                if isinstance(value, Tensor) and value.ndim == 0:
+            for name, value in given.items():  # (a fill ``value`` is a number, not a vector along the axis)
+                if isinstance(value, Tensor) and value.ndim == 0 and name != "value":
                     given[name] = value.reshape(1)
             given["dim"] = 0
             out = op(**given)
