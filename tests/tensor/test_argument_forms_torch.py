@@ -103,8 +103,6 @@ PROGRAMS = _programs()
 KNOWN = {
     "torch.arange(3, dtype=torch.bool)": "a dtype= is checked against the kernels PyTorch has by the input's "
     "dtype only: arange and cumsum into bool, which PyTorch has no kernel for, compute here",
-    "x.cumsum(0, dtype=torch.bool)": "a dtype= is checked against the kernels PyTorch has by the input's dtype "
-    "only: arange and cumsum into bool, which PyTorch has no kernel for, compute here",
     **{
         f"torch.nn.functional.layer_norm(x, {v})": "a tensor as layer_norm's second argument is the library's first "
         "form, layer_norm(x, weight, bias), over the last axis"
