@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.arguments import index_value
 from ..engine.declare import public
 from ..engine.warn import warn
 from ..functional.checks import tensor_arg
@@ -48,11 +49,13 @@ def stft(
     x = tensor_arg(input, "stft")
     # (in PyTorch's order: its Python reads n_fft // 2 first, then its kernel the argument types, then the rest)
     p = int(n_fft // 2) if center else 0  # (a tensor of several numbers: ValueError; None: TypeError)
-    if isinstance(n_fft, bool) or not isinstance(n_fft, int):
+    if index_value(n_fft) is None:  # (an int, a NumPy integer or a one-element integer tensor, as PyTorch's parser)
         raise TypeError(f"stft(): argument 'n_fft' (position 2) must be int, not {type(n_fft).__name__}")
+    n_fft = index_value(n_fft)
     for pos, (name, v) in enumerate((("hop_length", hop_length), ("win_length", win_length)), 3):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        if v is not None and index_value(v) is None:
             raise TypeError(f"stft(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+    hop_length, win_length = (None if v is None else index_value(v) for v in (hop_length, win_length))
     complex_in = x.dtype.kind == "c" or (window is not None and window.dtype.kind == "c")
     if return_complex is None:
         if not complex_in:
