@@ -149,22 +149,13 @@ class NoGradient(Function):
         return (None,) * len(inputs)
 
 
-class NotDifferentiable(Function):
-    """Input 0 passed on as it is, in the graph of the other inputs, whose backward raises PyTorch's
-    error for an op without a derivative formula (``bincount``'s weights, ``histogram``'s input):
-    the result requires grad where an input does, as PyTorch's, and a backward through it refuses.
-    ``args``: the op's name."""
+class NotDifferentiable(NoGradient):
+    """:class:`NoGradient` whose backward raises PyTorch's error for an op without a derivative
+    formula (``bincount``'s weights, ``histogram``'s input): the result requires grad where an
+    input does, as PyTorch's, and a backward through it refuses. ``args``: the op's name."""
 
     __slots__ = ()
     name = "NotImplemented"
-    keep = ()
-    reads_output = False
-
-    def keeps_input(self, i: int) -> bool:
-        return False
-
-    def forward(self, ns: Any, value: Any, *of: Any) -> Any:
-        return value
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
         raise RuntimeError(f"derivative for aten::{self.args} is not implemented")
