@@ -37,3 +37,30 @@ def test_a_factory_takes_and_refuses_the_sizes_pytorchs_does(factory, size):
             make(tga, size)
         return
     assert tuple(make(tga, size).shape) == tuple(theirs.shape)
+
+
+def _ranges() -> list[tuple]:
+    """Bounds and steps with fractional parts of both signs, steps that cut to 0 in an integer dtype."""
+    rng = __import__("random").Random(7)
+    out = [(1, 2.5, 0.5), (0.5, 3.2, 1.5), (-1.5, 2, 0.9), (0, 5, 2.5), (2.7, -1, -0.6), (0.5, 3.7, 0.9)]
+    for _ in range(24):
+        start = round(rng.uniform(-4, 4), 1)
+        step = round(rng.choice([-1, 1]) * rng.uniform(0.2, 2.5), 1)
+        out.append((start, round(start + step * rng.randint(1, 6) + rng.uniform(-0.4, 0.4), 1), step))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "float32", "float64"])
+@pytest.mark.parametrize("bounds", _ranges(), ids=str)
+def test_arange_with_fractional_bounds_in_every_dtype_is_pytorchs(bounds, dtype):
+    if dtype == "uint8" and (bounds[0] < 0 or bounds[1] < 0):
+        return  # (PyTorch's uint8 of a negative number wraps by the platform's cast: not a contract)
+    try:
+        theirs = torch.arange(*bounds, dtype=getattr(torch, dtype))
+    except Exception as e:  # noqa: BLE001 - compared below
+        with pytest.raises(type(e)):
+            tga.arange(*bounds, dtype=getattr(tga, dtype))
+        return
+    ours = tga.arange(*bounds, dtype=getattr(tga, dtype))
+    assert str(ours.dtype).split(".")[-1] == dtype
+    assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-6)

@@ -401,7 +401,8 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
     As PyTorch's: the length is ``ceil((end - start) / step)``, and an integer dtype counts
-    from ``int(start)`` by ``int(step)`` (``arange(0.5, 3.7, 1.5, dtype=int64)`` is ``[0, 1, 2]``)."""
+    from ``int(start)`` by ``int(step)`` (``arange(0.5, 3.7, 1.5, dtype=int64)`` is ``[0, 1, 2]``; the
+    narrower integer kernels keep the float length and a step cut to 0 repeats ``int(start)``)."""
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if hasattr(v, "item") else v for v in (start, end, step))
@@ -417,9 +418,9 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
                                    f"(start {start}, end {end}, step {step})")  # fmt: skip
     n = max(math.ceil((end - start) / step), 0)
     if np.dtype(dtype).kind in "iub":
-        if int(step) == 0:
-            raise InvalidArgumentError(f"arange: step must be nonzero once cast to {np.dtype(dtype)} (step {step})")
         if np.dtype(dtype) == np.int64:  # (PyTorch's int64 kernel counts in integers cut toward zero, end too)
+            if int(step) == 0:
+                raise InvalidArgumentError(f"arange: step must be nonzero once cast to int64 (step {step})")
             xs, xe, xst = int(start), int(end), int(step)
             num = xe - xs + xst - (1 if xst > 0 else -1)
             n = max((abs(num) // abs(xst)) * (1 if (num >= 0) == (xst > 0) else -1), 0)
