@@ -276,12 +276,16 @@ def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name
         @functools.wraps(fn)
         def checked(*args: Any, **kwargs: Any) -> Any:
             x = args[at] if len(args) > at else kwargs.get(first)
+            if others:
+                rest = [args[i] if i < len(args) else kwargs.get(n) for n, i in others]
+                _check_promoted(op, codes, in_default, x, rest)
+                return fn(*args, **kwargs)
             try:
                 code = x._data.dtype.char
             except AttributeError:  # not a tensor (a number, a list, None), or a backend dtype without a code
                 code = _code_of(x)
             if code is not None and code not in codes:
-                _refuse(op, codes, x, [args[i] if i < len(args) else kwargs.get(n) for n, i in others])
+                _refuse(op, codes, x, [])
             if in_default and code in _INTEGRAL_CODES and _dtype_rules[3]() == np.float16:
                 _refuse_in_default(op, x)
             return fn(*args, **kwargs)
@@ -330,6 +334,24 @@ def register_dtype_rules(
 
 
 _INTEGRAL_CODES = frozenset(dtype_codes("integral"))
+
+
+def _check_promoted(op: str, codes: str, in_default: bool, x: Any, rest: list) -> None:
+    """The check of several operands: the dtype they promote to decides, as PyTorch's kernels
+    dispatch on it (``zeta(int_tensor, 0-d float16)`` has no kernel, ``zeta(float16, float32)``
+    computes in float32); the first tensor among them names the shapes."""
+    ops = [o for o in (x, *rest) if o is not None and not isinstance(o, str)]
+    tensor = next((o for o in ops if _code_of(o) is not None), None)
+    if tensor is None:
+        return  # (numbers only: left to the op)
+    try:
+        code = np.dtype(_dtype_rules[1](*ops)).char
+    except Exception:  # noqa: BLE001 - operands result_type cannot read: the first tensor's dtype decides
+        code = _code_of(tensor)
+    if code not in codes:
+        _refuse(op, codes, tensor, [o for o in ops if o is not tensor])
+    if in_default and code in _INTEGRAL_CODES and _dtype_rules[3]() == np.float16:
+        _refuse_in_default(op, tensor)
 
 
 def _refuse_in_default(op: str, x: Any) -> None:

@@ -97,6 +97,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {tuple(x.shape)}); convert with .long()")
     if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
         min_val, max_val = int(min_val), int(max_val)
+        if x.dtype.kind == "u" and min(min_val, max_val) < 0:
+            raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits "
+                               f"(min_val {min_val}, max_val {max_val}, dtype {x.dtype})")  # fmt: skip
+        min_val, max_val = (_integer_scalar("hardtanh", v, x.dtype) for v in (min_val, max_val))
     out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
     return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
@@ -296,7 +300,6 @@ _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
 @public(function=True, functional=True)
-@accepts("float3264")
 @composite("rrelu")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
@@ -310,6 +313,7 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)
         return saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x)
+    check_dtype("rrelu", x, "float3264")  # (the noise kernel has no float16; the mean slope has)
     slope = draw("rrelu", x.shape, x.dtype, x.detach(), p=(lower, upper))
     return where(x > 0, x, x * slope)
 

@@ -14,7 +14,7 @@ from ...engine.declare import public
 from ...functional.checks import tensor_arg
 from ...ops.complex import Complex, Conj, Imag, Real, ViewAsComplex, ViewAsReal
 from .._tensor import Tensor, where
-from ..dtypes import torch_dtype
+from ..dtypes import UnsupportedDtypeError, torch_dtype
 
 
 def _complex_only(x: Tensor, op: str) -> None:
@@ -125,6 +125,9 @@ def _parts(real: Any, imag: Any, op: str) -> tuple[Tensor, Tensor]:
     a, b = tensor_arg(real, op), tensor_arg(imag, op)
     if a.dtype != b.dtype:
         raise RuntimeError(f"{op}: expected both inputs of one dtype, got {a.dtype} and {b.dtype}")
+    if a.dtype.name == "float16":  # (PyTorch's complex32 of two float16 tensors is not a dtype here)
+        raise UnsupportedDtypeError(f"\"{op}\" not implemented for 'Half' (shapes {tuple(a.shape)} and {tuple(b.shape)}); "
+                                    "convert both with .float()")  # fmt: skip
     if a.dtype.name not in ("float32", "float64"):
         raise RuntimeError(f"{op}: expected both inputs to be float or double tensors, got {a.dtype} and {b.dtype}")
     return a, b

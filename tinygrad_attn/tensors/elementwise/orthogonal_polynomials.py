@@ -180,7 +180,9 @@ def _declare(family: str) -> None:
     polynomial.__name__ = polynomial.__qualname__ = family
     polynomial.__module__ = __name__
     polynomial.__doc__ = f"``torch.special.{family}(x, n)``: see the module's docstring."
-    globals()[family] = public(function=False, special=(family,), name=family, dtypes="no_half")(polynomial)
+    globals()[family] = public(function=False, special=(family,), name=family, dtypes="no_half", operands=("x", "n"))(
+        polynomial
+    )
 
 
 for _name in _FAMILIES:

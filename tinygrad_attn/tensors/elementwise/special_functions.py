@@ -218,6 +218,11 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result; complex where either is)."""
     x = tensor_operand(input, "ldexp")
     e = tensor_operand(other, "ldexp", "other", 2)
+    if (
+        x.dtype.kind == "f" and e.dtype.kind == "b"
+    ):  # (a float input's kernel takes the exponent as it is: none for bool)
+        raise UnsupportedDtypeError(f"\"ldexp_cpu_exp\" not implemented for 'Bool' (input {x.dtype}, other {e.dtype} "
+                                    f"of shape {tuple(e.shape)}); convert other with .int()")  # fmt: skip
     if "c" in (x.dtype.kind, e.dtype.kind):  # (PyTorch's input * 2.0 ** other, in the complex dtype they promote to)
         e = e if e.dtype.kind in "fc" else e.astype(np.float32)
         return saved_for_backward(x * e.exp2(), output=True)
@@ -569,7 +574,7 @@ def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  
     return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
 
 
-@public(function=False, special=("zeta",), dtypes="no_half")
+@public(function=False, special=("zeta",), dtypes="no_half", operands=("input", "other"))
 def zeta(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The Hurwitz zeta function ``sum_k (other + k)^-input`` (``ops/zeta.py``); either may be a number.
     Differentiable in ``other`` only, as PyTorch's.
