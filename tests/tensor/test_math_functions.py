@@ -279,8 +279,10 @@ def test_errors_name_the_op(device):
         x.masked_select(x)
     with pytest.raises(ValueError, match="scatter_reduce"):
         x.scatter_reduce(0, _idx([[0]], device), x, "max")
-    with pytest.raises(RuntimeError, match="movedim"):
+    with pytest.raises(TypeError, match="movedim"):  # (a list with an int: no overload of PyTorch's)
         x.movedim((0, 1), 0)
+    with pytest.raises(RuntimeError, match="movedim"):
+        x.movedim((0, 1), (0,))
     with pytest.raises(RuntimeError, match="hardswish"):
         F.hardswish(tga.tensor([1, 2], device=device))
 

@@ -132,6 +132,14 @@ def _is_sequence_of_tensors(v: Any) -> bool:
     return hasattr(v, "__iter__") and not isinstance(v, (_function.Tensor, str, bytes, np.ndarray))
 
 
+def is_int_sequence(v: Any) -> bool:
+    """A list or tuple PyTorch's parser reads as ints: by its first element, an int (a NumPy integer,
+    a one-element integer tensor), not a bool; past it a Python bool is read as 0 or 1."""
+    return isinstance(v, (list, tuple)) and (
+        not v or (_is_int(v[0]) and all(type(d) is bool or _is_int(d) for d in v[1:]))
+    )
+
+
 def _is_ints(v: Any) -> bool:
     """PyTorch's ``int[]`` (sizes, split sizes, repeats): a list or tuple of ints (NumPy integers and
     one-element integer tensors among them), or one int; not a string, a float, None or a tensor of
@@ -139,14 +147,14 @@ def _is_ints(v: Any) -> bool:
     if _is_int(v):
         return True
     if isinstance(v, (list, tuple)):
-        return all(_is_int(d) for d in v)
+        return is_int_sequence(v)
     return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
 
 
 def _is_int_list(v: Any) -> bool:
     """PyTorch's ``int[]`` of no fixed length (a size of ``new_full``, a shape): a list or tuple of ints, not
     one int (which PyTorch takes only where the schema gives the list a length: ``int[2] stride``)."""
-    return isinstance(v, (list, tuple)) and all(_is_int(d) for d in v)
+    return is_int_sequence(v)
 
 
 def _is_output_size(v: Any) -> bool:
@@ -168,12 +176,10 @@ def _is_shape_or_weight(v: Any) -> bool:
 
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
-    them there), or a one-element integer tensor."""
+    them there, past the first), or a one-element integer tensor."""
     if _is_int(v):
         return True
-    if isinstance(v, (list, tuple)):
-        return all(isinstance(d, (int, np.integer)) or _one_element_tensor(d, "iu") for d in v)
-    return False
+    return is_int_sequence(v)
 
 
 #: the NumPy dtype kinds PyTorch has dtypes of (bool, integers, floats, complex)
@@ -423,7 +429,8 @@ def ints(op: str, param: str, values: tuple) -> None:
             refuse(op, param, 1, "ints", values[0])
         return
     for at, v in enumerate(values):
-        if v.__class__ is not int and not _is_int(v) and not isinstance(v, (bool, np.bool_)):
+        # (as :func:`is_int_sequence`: a bool first is refused, a Python bool further on read as 0 or 1)
+        if v.__class__ is not int and not _is_int(v) and (at == 0 or not isinstance(v, bool)):
             raise TypeError(
                 f"{op}(): argument '{param}' (position 1) must be tuple of ints, but found element of type "
                 f"{_type_name(v)} at pos {at}"

@@ -34,6 +34,7 @@ from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward, with_gradient_of
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
+from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
 from ..tensors.reduce.tensor_reduce import norm2
@@ -1111,10 +1112,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
 @public(function=False, functional=True)
-@accepts(("int64",))
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
+    if isinstance(tensor, Tensor) and tensor.dtype != np.int64:  # (PyTorch's RuntimeError, not a dtype dispatch)
+        raise OperandDtypeError(f"one_hot is only applicable to index tensor of type LongTensor (got {tensor.dtype} "
+                                f"of shape {tuple(tensor.shape)}; convert with .long())")  # fmt: skip
     if tracing() and isinstance(tensor, Tensor) and num_classes != -1:
         host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
     else:

@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..engine.arguments import _is_ints, refuse
+from ..engine.arguments import _is_ints, ints, refuse
 from ..engine.declare import check_dtype, public
 from ..functional.checks import same_dtype, tensor_operand
 from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
-from .dtypes import OperandDtypeError
+from .dtypes import OperandDtypeError, scalar_type_name
 from .mutation.inplace import mark_multi_output_views
 from .promotion import as_float
 from .reduce.tensor_reduce import (
@@ -95,7 +95,27 @@ def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
         raise OperandDtypeError(
             f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()"
         )
+    check_index_dtype(op, index)
     return index
+
+
+#: The ops whose CPU kernels take an int64 index only; the other index ops take int32 too.
+_LONG_INDEX_ONLY = frozenset({"index_copy", "take", "take_along_dim", "put"})
+_INT_INDEX = frozenset({np.dtype(np.int32), np.dtype(np.int64)})
+
+
+def check_index_dtype(op: str, index: Tensor) -> None:
+    """PyTorch's index dtypes: int64, or int32 where the kernel takes it (``gather``, ``scatter``,
+    ``index_select``, ``index_add``...); uint8, int8 and int16 indices are its ``RuntimeError``."""
+    dt = index.dtype
+    if dt == np.int64 or (dt in _INT_INDEX and op not in _LONG_INDEX_ONLY):
+        return
+    name = scalar_type_name(dt)
+    if op in _LONG_INDEX_ONLY:
+        raise OperandDtypeError(f"{op}(): Expected a long tensor for index, but got {name} (shape "
+                                f"{tuple(index.shape)}; convert it with .long())")  # fmt: skip
+    raise OperandDtypeError(f"{op}(): Expected dtype int32/int64 for index, but got {name} (shape "
+                            f"{tuple(index.shape)}; convert it with .long())")  # fmt: skip
 
 
 class IndexRangeError(IndexError, RuntimeError):
@@ -332,6 +352,11 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
 @public(method=True)
 def roll(x: Tensor, shifts: Sequence[int], dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
+    for param, v in (("shifts", shifts), ("dims", dims)):  # (a bool or a leading one: PyTorch's TypeError)
+        if isinstance(v, (bool, np.bool_)):
+            refuse("roll", param, 1 if param == "shifts" else 2, "ints", v)
+        if isinstance(v, (list, tuple)):
+            ints("roll", param, (v,))
     if dims is None:
         return roll(x.reshape(-1), _dims.as_int(shifts), 0).reshape(x.shape)
     x0 = x

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.arguments import index_value
+from ...engine.arguments import index_value, ints, refuse
 from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
 from ...engine.quiet import quiet
@@ -344,6 +344,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
         dtype = _torch_dtype_of(np.asarray(fill_value))
+    ints("full", "size", (size,))  # (a float, None or a leading bool among the sizes: PyTorch's TypeError)
     fill_value = fill_value_in("full", fill_value, dtype)  # (-1 into uint8 is 255, as PyTorch's)
     dtype = np.dtype(dtype)
     arr = np.full(_shape_args((size,), new=True), fill_value, dtype=dtype)
@@ -373,6 +374,9 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
         if high is None:
             raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
         low, high, size = 0, low, high
+    if not isinstance(size, (list, tuple)):  # (PyTorch's size here is a tuple of ints: not one int, not a bool)
+        refuse("randint", "size", 3, "ints", size)
+    ints("randint", "size", (size,))
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"randint: expects from < to, got from={low} >= to={high}")

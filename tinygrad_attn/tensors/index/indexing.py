@@ -79,11 +79,8 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
         idx = k
     else:
         idx = Tensor(np.asarray(k), device=x._dev)
-    if idx.dtype.kind == "f":  # float tensors (the default for lists) that hold integers
-        host = idx.detach().numpy()
-        if not np.all(host == np.round(host)):
-            raise IndexError("getitem: index arrays must hold integers")
-        idx = idx.astype(np.int64)
+    if idx.dtype.kind == "f":  # (a list of floats: PyTorch reads each number as an int, cut toward zero)
+        idx = idx.trunc().astype(np.int64)
     elif idx.dtype.kind not in "iu":
         raise IndexError(f"getitem: index arrays must be integers, got {idx.dtype}")
     ns = x._dev.ops
@@ -193,11 +190,51 @@ def sequence_as_tuple(key: Any) -> Any:
     return key
 
 
+_BYTE_MASK_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+
+
+def tensor_keys(key: Any, *, number_value: bool = False) -> Any:
+    """PyTorch's reading of tensor and array keys by dtype: a uint8 one is a mask (its
+    deprecation warning), as a bool one; a tensor of another dtype than int64, int32, uint8
+    or bool is its ``IndexError`` (an array of integers or floats is read as a list).
+    ``number_value``: a number is written (``x[mask] = 0``), PyTorch's ``masked_fill_``,
+    which refuses a uint8 mask."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(
+        k.__class__ is list or (isinstance(k, (Tensor, np.ndarray)) and k.dtype not in _PLAIN_KEYS) for k in parts
+    ):
+        return key
+    out = []
+    for k in parts:
+        if k.__class__ is list:
+            as_array = np.asarray(k)
+            k = as_array if as_array.dtype.kind == "f" else k
+        dt = getattr(k, "dtype", None)
+        if isinstance(k, np.ndarray) and dt.kind == "f":  # (read as a list of numbers: cut toward zero)
+            k = np.trunc(k).astype(np.int64)
+        elif isinstance(k, Tensor) and k.ndim == 0 and dt.kind in "iu" and dt != np.uint8:
+            pass  # (a 0-d integer tensor is an int, by its __index__)
+        elif isinstance(k, (Tensor, np.ndarray)) and dt == np.uint8:
+            if number_value:
+                raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char "
+                                   f"(a uint8 key of shape {tuple(k.shape)}: write it as a bool mask, key != 0)")  # fmt: skip
+            warn(_BYTE_MASK_WARNING, UserWarning)
+            k = k != 0
+        elif isinstance(k, Tensor) and dt not in _PLAIN_KEYS:
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got {dt} of shape "
+                             f"{tuple(k.shape)}; convert with .long())")  # fmt: skip
+        out.append(k)
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
+_PLAIN_KEYS = frozenset({np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.bool_)})
+
+
 @public(name="__getitem__", function=False, method=True)
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys
     gather; a negative step is PyTorch's ValueError."""
-    key = sequence_as_tuple(key)
+    key = tensor_keys(sequence_as_tuple(key))
     refuse_negative_steps(key, x)
     return any_step_getitem(x, key)
 
@@ -388,7 +425,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
     masks through ``ops.Put`` (a position written twice keeps the last write, as NumPy).
     """
-    key = sequence_as_tuple(key)
+    key = tensor_keys(sequence_as_tuple(key), number_value=not isinstance(value, Tensor))
     refuse_negative_steps(key)
     if isinstance(value, Tensor):
         if value._dev is not x._dev:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import ops
+from ...engine.arguments import refuse
 from ...engine.composite import composite
 from ...engine.declare import public
 from ...engine.switches import is_grad_enabled
@@ -291,9 +292,12 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
     return values_indices(op, values, idx)
 
 
-def _dim_if_keepdim(dim: Any, keepdim: Any) -> Any:
+def _dim_if_keepdim(dim: Any, keepdim: Any, op: str) -> Any:
     """``max(x, t, True)``: a one-element integer tensor followed by ``keepdim`` is a dim (PyTorch's
-    ``max(input, dim, keepdim)``, the only overload taking three); alone it is the other operand."""
+    ``max(input, dim, keepdim)``, the only overload taking three); alone it is the other operand.
+    A bool is neither (PyTorch's parser takes no bool for an int): its ``TypeError``."""
+    if isinstance(dim, (bool, np.bool_)):
+        refuse(op, "dim", 2, "int", dim)
     if isinstance(dim, Tensor) and keepdim is not None and dim.numel() == 1 and not dim.is_floating_point():
         return int(dim.item())
     return dim
@@ -304,7 +308,7 @@ def max(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool 
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
-    dim = dims.given("max", _dim_if_keepdim(dim, keepdim), numpy=axis is not None or keepdims is not None)
+    dim = dims.given("max", _dim_if_keepdim(dim, keepdim, "max"), numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("max", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
         return ops.Max.apply(input, args=(None, bool(keepdim)))
@@ -315,7 +319,7 @@ def max(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool 
 def min(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
-    dim = dims.given("min", _dim_if_keepdim(dim, keepdim), numpy=axis is not None or keepdims is not None)
+    dim = dims.given("min", _dim_if_keepdim(dim, keepdim, "min"), numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("min", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:
         return ops.Min.apply(input, args=(None, bool(keepdim)))

@@ -20,6 +20,8 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
+from ...engine.arguments import ints
+
 __all__ = [
     "DimSpelling",
     "DimensionError",
@@ -140,6 +142,8 @@ def int_list(first: Any, more: tuple, op: str = "") -> Any:
     one, each must be an int (a NumPy integer, a one-element integer tensor): anything else, a tensor of
     several elements among them, is PyTorch's ``TypeError`` before any shape is read."""
     if not more:
+        if isinstance(first, (list, tuple)):
+            ints(op or "int list", "dims", (first,))  # (a leading bool, a float: PyTorch's TypeError)
         return as_int(first)
     found = tuple(as_int(v) for v in (first, *more))
     for at, v in enumerate(found):

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.arguments import _is_int
+from ...engine.arguments import _is_int, is_int_sequence
 from ...engine.declare import public
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
@@ -142,7 +142,7 @@ def tensor_split(input: Tensor, indices_or_sections: Tensor | Sequence[int], dim
 def _sections(op: str, ios: Any) -> None:
     """PyTorch's two overloads, read before the input's rank: an int of sections, or a list of int indices;
     never a float, a string, None, a bool or a tensor of several entries (``TypeError``)."""
-    if not all(_is_int(v) for v in (ios if isinstance(ios, (list, tuple)) else (ios,))):
+    if not (is_int_sequence(ios) if isinstance(ios, (list, tuple)) else _is_int(ios)):
         raise TypeError(f"{op}(): indices_or_sections must be an int or a list of ints, got {type(ios).__name__}")
 
 
@@ -434,6 +434,9 @@ def _long_index(index: Any, x: Tensor, op: str) -> Tensor:
     idx = index if isinstance(index, Tensor) else Tensor(np.asarray(index, dtype=np.int64), device=x._dev)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {idx.dtype}")
+    from ..tensor_functions import check_index_dtype  # noqa: PLC0415 (it imports this module)
+
+    check_index_dtype(op, idx)
     return idx
 
 
@@ -490,6 +493,10 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bo
                            "for the source.")  # fmt: skip
     # (index tensors may live on the CPU for a tensor elsewhere, as PyTorch allows)
     key = tuple(k.to(x.device) if isinstance(k, Tensor) and k._dev is not x._dev else k for k in indices)
+    from ..index.indexing import tensor_keys  # noqa: PLC0415 (it imports this module)
+
+    # (a 0-d value is PyTorch's masked_fill_, which takes no uint8 mask)
+    key = tensor_keys(key, number_value=not isinstance(values, Tensor) or values.ndim == 0)
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
     if not accumulate:
         out = x.clone()

@@ -281,6 +281,9 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
     d = _dims.one(tensor_arg(self, "narrow").shape, dim, "narrow", scalar_ok=False)
     size = self.shape[d]
+    if isinstance(start, (bool, np.bool_)):  # (no overload of PyTorch's takes a bool start)
+        raise TypeError(f"narrow(): received an invalid combination of arguments - got start {start!r}; "
+                        "expected an int or a 0-d integer tensor")  # fmt: skip
     if isinstance(start, Tensor):
         if start.ndim != 0 or start.dtype.kind not in "iu":
             raise RuntimeError(
