@@ -1052,6 +1052,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {tuple(input.shape)}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
+    if not tracing() and bool((~((target >= 0) & (target <= 1))).any()):
+        raise RuntimeError(f"{op}: all elements of target should be between 0 and 1 (shape {tuple(target.shape)}); "
+                           "a target is a probability")  # fmt: skip
     loss = _certain_probabilities(-(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input)),
                                   input, target)  # fmt: skip
     if weight is not None:
@@ -1237,8 +1240,8 @@ def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | 
     or ``"circular"`` (wrap around).
     """
     pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise ValueError(
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:  # (PyTorch's RuntimeError; a ValueError as the library's was)
+        raise InvalidArgumentError(
             f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {tuple(x.shape)}, got {pad}"
         )
     if mode not in _PAD_MODES:
