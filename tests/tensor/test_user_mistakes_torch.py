@@ -82,6 +82,9 @@ MISTAKES = [
     "torch.ones(2, 2).max(True)",
     "torch.ones(2, 2).reshape(True, 4)",
     "torch.zeros(True)",
+    "w = torch.ones(3, requires_grad=True); w.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(2)); "
+    "(w * 2).sum().backward()",
+    "w = torch.ones(3, requires_grad=True); w.register_post_accumulate_grad_hook(lambda p: None); (w * 2).sum().backward()",
     "torch.nn.functional.binary_cross_entropy(torch.tensor([0.5]), torch.tensor([1.,0.]))",
     "torch.nn.functional.mse_loss(torch.randn(2,3), torch.randn(3,2))",
     "torch.nn.functional.cross_entropy(torch.randn(2,3), torch.tensor([[0],[1]]))",

@@ -552,7 +552,9 @@ def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
         entry = _State.post_accumulate_hooks.get(id(t))
         if entry is not None and entry[0]() is t:
             for hook in tuple(entry[1]):
-                hook(t)
+                if hook(t) is not None:  # (it changes t.grad in place, if anything: PyTorch's check)
+                    raise RuntimeError(f"Tensor post accumulate grad hooks should return None (hook {hook!r} "
+                                       f"returned a value for a leaf of shape {tuple(t.shape)})")  # fmt: skip
 
 
 def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:

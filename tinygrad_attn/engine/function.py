@@ -541,7 +541,10 @@ class AccumulateGrad:
 
     def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
         """``fn((), (grad,))`` once the gradient is in ``variable.grad``."""
-        return self.variable.register_post_accumulate_grad_hook(lambda v: fn((), (v.grad,)))
+        def hook(v: Any) -> None:  # (a node hook's result is not the leaf hook's to return)
+            fn((), (v.grad,))
+
+        return self.variable.register_post_accumulate_grad_hook(hook)
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
