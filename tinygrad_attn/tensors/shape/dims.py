@@ -20,8 +20,6 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
-from ...engine.arguments import ints
-
 __all__ = [
     "DimSpelling",
     "DimensionError",
@@ -142,8 +140,10 @@ def int_list(first: Any, more: tuple, op: str = "") -> Any:
     one, each must be an int (a NumPy integer, a one-element integer tensor): anything else, a tensor of
     several elements among them, is PyTorch's ``TypeError`` before any shape is read."""
     if not more:
-        if isinstance(first, (list, tuple)):
-            ints(op or "int list", "dims", (first,))  # (a leading bool, a float: PyTorch's TypeError)
+        if isinstance(first, (list, tuple)) and first and type(first[0]).__name__ in ("bool", "bool_"):
+            # (PyTorch's parser reads a list as ints by its first element: a bool there is refused)
+            raise TypeError(f"{op or 'int list'}(): argument 'dims' (position 1) must be tuple of ints, but found "
+                            f"element of type bool at pos 0")  # fmt: skip
         return as_int(first)
     found = tuple(as_int(v) for v in (first, *more))
     for at, v in enumerate(found):
