@@ -37,7 +37,6 @@ from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
-from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
 from .checks import (
@@ -1002,20 +1001,8 @@ def normalize(input: Tensor, p: float | None = 2.0, dim: int = 1, eps: float = 1
 @composite("normalize")
 def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     dim = _axis(x, dim, "normalize")
-    if p == math.inf:
-        norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
-    elif p == 2:  # (PyTorch's vector norm, clamped: at an all-zero row gradient 0, second derivative NaN)
-        norm = norm2(x, dim, True).clamp_min(eps)
-    elif p == 1:
-        norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
-    elif p > 0:
-        norm = ((x.abs() ** p).sum(dim, keepdims=True).clamp_min(eps**p)) ** (1.0 / p)
-    elif p == 0:  # the count of non-zeros (no gradient), as PyTorch's vector norm
-        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).clamp_min(eps)
-    elif p == -math.inf:
-        norm = x.abs().min(dim, keepdims=True).clamp_min(eps)
-    else:  # a negative p: the same formula, clamped after the root
-        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).clamp_min(eps)
+    # (PyTorch's: the one vector norm, every p, clamped: its gradients at a zero row are the norm's)
+    norm = x.norm(p, dim, keepdim=True).clamp_min(eps)
     return x / norm
 
 
