@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ...engine.arguments import KEYWORD_OVERLOADS
+from ...engine.arguments import KEYWORD_OVERLOADS, numpy_aliases
 from ...engine.switches import _State, no_grad
 from ...engine.warn import warn as _user_warn
 from .._tensor import Tensor
@@ -205,11 +205,17 @@ def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., 
     # (whether the first argument is a tensor, whose absence the adapter can name: not cat's list)
     tensor_first = bool(params) and params[0].kind is not params[0].VAR_POSITIONAL
     tensor_first = tensor_first and params[0].name not in _SEQUENCE_PARAMETERS
+    needs_dim = name in OUT_NEEDS_DIM
+    dtype_out = name in DTYPE_FROM_OUT and any(p.name == "dtype" and p.kind is p.KEYWORD_ONLY for p in params)
 
     def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
         try:
             if out is None:
                 return fn(*args, **kw)
+            if needs_dim and len(args) < 2 and not kw.keys() & {"dim", "axis"}:
+                raise _out_without_dim(name)
+            if dtype_out:
+                kw["dtype"] = dtype_from_out(name, kw.get("dtype"), out)
             return written_to_out(fn(*args, **kw), out, name)
         except (AttributeError, KeyError) as e:  # (a number or None where the tensor goes)
             if args and (tensor_first or not isinstance(args[0], (list, tuple))):
@@ -277,8 +283,8 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD or p.name in KEYWORD_OVERLOADS for p in params):
-        return None
+    if any(p.kind is p.VAR_KEYWORD or p.name in KEYWORD_OVERLOADS for p in params) or numpy_aliases(fn, name):
+        return None  # (fn's own check reads NumPy's axis= and keepdims= as PyTorch's parser does)
     defaults: dict[str, Any] = {"_fn": fn, "_written": written_to_out, "_name": name, "_unset": _NO_INPUT}
     head, call, star = [], [], False
     needs_dim = ""
