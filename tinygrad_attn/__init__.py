@@ -76,7 +76,13 @@ def install_methods() -> list[str]:
     ``tga.var``, ``x.softmax`` *is* ``F.softmax``), the in-place twins and ``tga.special``.
     ``_tensor.py`` imports none of the modules that declare them. Returns the free functions' names."""
     return declare.install(
-        Tensor, globals(), inplace_variants.variant, special, out_argument.with_out, out_argument.input_checked
+        Tensor,
+        globals(),
+        inplace_variants.variant,
+        special,
+        out_argument.with_out,
+        out_argument.input_checked,
+        out_argument.method_of,
     )
 
 

@@ -677,12 +677,9 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 # -- the tests ------------------------------------------------------------------------------------
 
 # Seeds that still run differently, each with why
-_LEVELS = ("a Jacobian-vector product by the double backward trick depends on the transform's own leaves, so it "
-           "requires grad where PyTorch's forward mode (differentiating at its own level) gives one that does not")  # fmt: skip
 _ZERO_TENSOR = ("PyTorch's abs() backward under create_graph=True gives an internal ZeroTensor that .numpy() refuses; "
                 "the program's record of it raises in PyTorch only")  # fmt: skip
 KNOWN: dict[int, str] = {
-    70: _LEVELS, 2077: _LEVELS,
     2863: _ZERO_TENSOR,
     3408: _ZERO_TENSOR,
     2527: "float32 tanh near saturation: NumPy's tanh(9.03) is 1 ulp below 1, PyTorch's is 1.0, so 1 - tanh**2 differs",

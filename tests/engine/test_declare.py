@@ -48,12 +48,13 @@ def _declarations():
 def test_a_declared_function_is_the_free_function_and_the_method(d):
     for name in d.names:
         fn = getattr(tga, name)
-        fn = getattr(fn, "checks_input_of", fn)  # (the free function's check of its first argument: a frame)
-        assert getattr(fn, "adapts", fn) is d.fn, name  # (or PyTorch's out= adapter of it)
+        # (the free function's check of its first argument, or PyTorch's out= adapter of it)
+        assert declare.one_function(fn) is d.fn, name
         assert name in tga.__all__, name
-        if d.method:
+        if d.method:  # (the function itself: a method takes no out=)
             attr = inspect.getattr_static(Tensor, name)
-            assert (attr.__func__ if d.static else attr) is fn, name
+            attr = attr.__func__ if d.static else attr
+            assert getattr(attr, "refuses_out_of", attr) is d.fn, name
 
 
 def test_every_in_place_twin_writes_into_the_tensor():
@@ -77,7 +78,7 @@ def test_a_method_and_its_free_function_are_one_function():
         ):
             continue
         attr = inspect.getattr_static(Tensor, name)
-        assert getattr(attr, "__func__", attr) is getattr(fn, "checks_input_of", fn), name
+        assert declare.one_function(getattr(attr, "__func__", attr)) is declare.one_function(fn), name
 
 
 def _top_level_definitions() -> dict[str, list[str]]:

@@ -137,3 +137,57 @@ def test_out_refuses_what_pytorch_refuses():
             m.exp(m.tensor(A, requires_grad=True), out=m.zeros(2, 3, dtype=m.float64))
         with m.no_grad():  # (under no_grad it writes)
             m.exp(m.tensor(A, requires_grad=True), out=m.zeros(2, 3, dtype=m.float64))
+
+
+#: the methods PyTorch's Tensor and ours both have
+_METHODS = sorted(n for n in dir(torch.Tensor) if not n.startswith("_") and callable(getattr(tga.Tensor, n, None)))
+
+
+def _with_out(lib, name: str) -> str:
+    x = lib.ones(2, 2)
+    try:
+        getattr(x, name)(out=None)
+    except TypeError:
+        return "TypeError"
+    except Exception as e:  # noqa: BLE001 - its class is what is compared
+        return type(e).__name__
+    return "ran"
+
+
+def test_methods_refuse_out_as_pytorchs():
+    # (only the free functions take out=: x.sum(out=None) is PyTorch's TypeError, so NumPy's np.sum(x),
+    # which calls x.sum(axis=None, out=None), raises as with PyTorch's tensors)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        differ = [(n, want, got) for n in _METHODS if (want := _with_out(torch, n)) != (got := _with_out(tga, n))]
+    assert not differ
+    assert len(_METHODS) > 400
+
+
+@pytest.mark.parametrize("call", ["x.sum(out=o)", "x.exp(out=o)", "x.norm(out=o)", "x.exp_(out=o)", "x.add(1, out=o)",
+                                  "x.cumsum_(0, out=o)", "x.clamp_(0, 1, out=o)", "np.sum(x)", "np.max(x)"])  # fmt: skip
+def test_a_method_given_out_names_itself(call: str) -> None:
+    x, o = tga.ones(3), tga.zeros(3)
+    method = re.match(r"x\.(\w+)|np\.(\w+)", call)
+    with pytest.raises(TypeError, match=rf"{method[1] or method[2]}\(\)"):
+        eval(call)  # noqa: S307 - the test's own text
+    assert o.tolist() == [0.0, 0.0, 0.0] and x.tolist() == [1.0, 1.0, 1.0]
+    assert tga.exp(x, out=o) is o and o.tolist() == tga.exp(x).tolist()  # (the free function takes it)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "median", "nanmedian", "mean", "nansum", "amax", "max", "amin"])
+def test_out_without_dim_as_pytorch(name: str) -> None:
+    # (sum's and prod's out= is in their overload with a dim only; mean's and amax's is not)
+    def call(lib, *dim):
+        x = lib.tensor([[1.0, 4.0], [3.0, 2.0]])
+        out = lib.zeros(())
+        if name in ("median", "nanmedian") and dim or name == "max" and dim:
+            out = (lib.zeros(()), lib.zeros((), dtype=lib.int64))
+        try:
+            r = getattr(lib, name)(x, *dim, out=out)
+        except TypeError:
+            return "TypeError"
+        return [v.tolist() for v in r] if isinstance(r, tuple) else r.tolist()
+
+    for dim in ((), (0,)):
+        assert call(tga, *dim) == call(torch, *dim), (name, dim)

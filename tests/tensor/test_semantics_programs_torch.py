@@ -533,11 +533,7 @@ SLOW_SEEDS = range(440, 4400)
 
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN: dict[int, str] = dict.fromkeys(
-    [1671, 2319, 2391, 2595, 2763, 2967, 3099, 3159, 3219, 3291, 3507, 3651],
-    "np.sum(x) of a tensor returns here: NumPy calls x.sum(axis=None, dtype=None, out=None), and sum takes "
-    "NumPy's axis and PyTorch's out=; PyTorch's sum refuses the axis keyword (TypeError)",
-)
+KNOWN: dict[int, str] = {}
 
 test_programs_run_as_in_torch, test_more_programs_run_as_in_torch = seed_tests(
     failures, KNOWN, FAST_SEEDS, SLOW_SEEDS, 110, 440

@@ -178,7 +178,7 @@ def _differentiable(x: Any, who: str) -> Tensor:
     if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
         raise RuntimeError(f"{who}: only floating-point Tensor inputs can be differentiated, got "
                            f"{getattr(x, 'dtype', type(x).__name__)}")  # fmt: skip
-    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+    return _own_leaf(x)
 
 
 def _fresh(joined: Any, given: Any) -> set[int]:
@@ -308,7 +308,19 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
     keep = _keeps_graph(primals) or _keeps_graph(tangents)
-    return _out(_functional.jvp(func, primals, tangents, strict=strict, create_graph=keep), keep)
+    joined = tuple(_own_leaf(p) for p in primals)
+    result = _functional.jvp(func, joined, tangents, strict=strict, create_graph=keep)
+    # (a result that reaches none of the leaves the transform made, nor any other, comes out without a graph)
+    return _out(result, keep, _fresh(joined, primals))
+
+
+def _own_leaf(t: Any) -> Any:
+    """A floating-point tensor ``t`` as the transform differentiates it: joined to its graph where it
+    requires grad, else a leaf of the transform's own; anything else as it is (the functional API says
+    what is wrong with it)."""
+    if not isinstance(t, Tensor) or t.dtype.kind not in "fc":
+        return t
+    return t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True)
 
 
 def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux: bool, who: str) -> Callable:
@@ -328,9 +340,10 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
             dtypes[:] = [o.dtype for o in _leaves(result) if isinstance(o, Tensor)]
             return result
 
-        chosen = tuple(args[n] for n in nums)
+        chosen = tuple(_own_leaf(args[n]) for n in nums)
         jac = _functional.jacobian(of_selected, chosen, create_graph=True)
         keep = _keeps_graph(args)
+        inner = _fresh(chosen, args)
         out_is_tuple = isinstance(jac, tuple) and jac and isinstance(jac[0], tuple)
         if who == "jacfwd":  # (forward mode carries tangents in each output's dtype)
             rows = jac if out_is_tuple else (jac,)
@@ -338,7 +351,7 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
             jac = rows if out_is_tuple else rows[0]
         if isinstance(argnums, int):  # (one input: no inner tuple per output)
             jac = tuple(j[0] for j in jac) if out_is_tuple else jac[0]
-        jac = _out(jac, keep)
+        jac = _out(jac, keep, inner)
         return (jac, _out(aux[0], keep)) if has_aux else jac
 
     return wrapper

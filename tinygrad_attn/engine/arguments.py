@@ -26,6 +26,10 @@ default of a parameter that may be left out but is never ``None`` in PyTorch's s
 PyTorch's ``ScalarType`` (:func:`is_dtype`). Other annotations (``Any``,
 ``Sequence[int]``, ...) and parameters whose names start with ``_`` are not checked.
 
+As PyTorch's parser, the check reads NumPy's ``axis=`` as ``dim=`` and ``keepdims=`` as ``keepdim=``
+(:data:`NUMPY_NAMES`) where the function has no parameter of the NumPy name itself
+(``x.amax(axis=0, keepdims=True)``).
+
 >>> import tinygrad_attn as tga
 >>> tga.ones(2).sum(0, 1)
 Traceback (most recent call last):
@@ -465,10 +469,16 @@ def typed(fn: Callable, name: str, like: Callable | None = None, first: bool = F
         return _MADE.get(fn, fn)
     checks = _checks(like or fn, first)
     sizes = _int_varargs(like or fn)
-    if not checks and sizes is None:
+    aliases = numpy_aliases(like or fn, name)
+    if not checks and sizes is None and not aliases:
         return fn
     env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints, "_missing": missing}
-    body = ["    n = len(args)"]
+    body = []
+    if aliases:  # (PyTorch's parser reads NumPy's axis= as dim=, keepdims= as keepdim=)
+        env["_aliased"], env["_aliases"] = aliased, aliases
+        said = " or ".join(f"{a!r} in kwargs" for a, _, _ in aliases)
+        body += [f"    if kwargs and ({said}):", "        args, kwargs = _aliased(_op, args, kwargs, _aliases)"]
+    body += ["    n = len(args)"]
     if sizes is not None:
         body += [f"    if n > {sizes[0]}:", f"        _ints(_op, {sizes[1]!r}, args[{sizes[0]}:])"]
         if name not in _MAY_BE_EMPTY:  # (none given, and not by a keyword either: PyTorch's TypeError)
@@ -501,6 +511,46 @@ def typed(fn: Callable, name: str, like: Callable | None = None, first: bool = F
     checked = functools.update_wrapper(env["checked"], fn)
     _MADE[fn] = checked
     return checked
+
+
+#: PyTorch's NumPy names of its parameters (``python_arg_parser``'s): ``x.amax(axis=0, keepdims=True)``
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+#: the functions that give NumPy's keywords NumPy's meaning (the API's rule, ``dims.spelling``), and
+#: those PyTorch writes in Python, whose parameters have no second names (``x.split(1, axis=0)`` raises)
+_OWN_NUMPY_MEANING = frozenset(
+    """max min var std squeeze sort median nanmedian mode kthvalue cummax cummin split norm unique
+    unique_consecutive stft istft tensordot softmax log_softmax softmin""".split()
+)
+
+
+def numpy_aliases(fn: Callable, name: str) -> tuple[tuple[str, str, int | None], ...]:
+    """``(numpy_name, name, position)`` of each parameter of ``fn`` that PyTorch's parser also takes
+    under its NumPy name (:data:`NUMPY_NAMES`), where ``fn`` has no parameter of that name itself."""
+    if name.rstrip("_") in _OWN_NUMPY_MEANING or name.startswith("_"):
+        return ()
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    names = {p.name for p in params}
+    return tuple(
+        (NUMPY_NAMES[p.name], p.name, i if p.kind <= p.POSITIONAL_OR_KEYWORD else None)
+        for i, p in enumerate(params)
+        if p.name in NUMPY_NAMES and NUMPY_NAMES[p.name] not in names and p.kind is not p.VAR_POSITIONAL
+    )
+
+
+def aliased(op: str, args: tuple, kwargs: dict, aliases: tuple) -> tuple[tuple, dict]:
+    """``kwargs`` with NumPy's names of ``aliases`` (:func:`numpy_aliases`) read as PyTorch's; given
+    under both names (or by position too), PyTorch's ``TypeError``."""
+    kwargs = dict(kwargs)
+    for numpy_name, torch_name, position in aliases:
+        if numpy_name in kwargs:
+            if torch_name in kwargs or (position is not None and len(args) > position):
+                raise TypeError(f"{op}() got multiple values for argument '{torch_name}' ({numpy_name}= is its "
+                                "NumPy name)")  # fmt: skip
+            kwargs[torch_name] = kwargs.pop(numpy_name)
+    return args, kwargs
 
 
 #: each checked function, by the function it checks

@@ -150,21 +150,25 @@ def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration
 
 def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any,
             out_variant: Callable[[Any, tuple[str, ...]], Any] = lambda fn, names: fn,
-            input_check: Callable[[Any, str], Any] | None = None) -> list[str]:  # fmt: skip
+            input_check: Callable[[Any, str], Any] | None = None,
+            method_variant: Callable[[Any, str], Any] = lambda fn, name: fn) -> list[str]:  # fmt: skip
     """Put every declaration in place: free functions into ``namespace`` (the package's; each
     as ``out_variant(fn, names)`` makes it: PyTorch's ``out=`` adapter, or the function itself) and
     the module ``special`` (PyTorch's ``torch.special`` names),
     methods on ``cls`` (over a class attribute of that name:
     ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
     defines the twin itself. A free function without an ``out=`` adapter is
-    ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor), its
-    method ``fn`` itself. Returns the free functions' names, for ``__all__``."""
+    ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor). The
+    method is ``method_variant(fn, name)``: ``fn`` itself, without the adapter, as PyTorch's methods
+    take no ``out=`` (``np.sum(x)`` calls ``x.sum(axis=None, out=None)``, PyTorch's ``TypeError``).
+    Returns the free functions' names, for ``__all__``."""
     exported = []
     # one function per declaration, under all its names: PyTorch's out= adapter of it where
-    # PyTorch's free function takes out= (methods take it too, being the one function)
+    # PyTorch's free function takes out= (the adapter's ``adapts`` is the one function)
     adapted = {
         id(d): out_variant(d.fn, d.names) if d.function else d.fn for d in (*DECLARED.values(), *METHOD_ONLY.values())
     }
+    methods = {id(d): method_variant(d.fn, d.name) for d in (*DECLARED.values(), *METHOD_ONLY.values()) if d.method}
     checked = {
         i: input_check(fn, d.name)
         for d in DECLARED.values()
@@ -182,8 +186,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 if d.method and not d.static:  # (the method's sizes one by one are not the free function's)
                     namespace[n] = free_function(namespace[n], n)
                 exported.append(n)
-            if d.method and cls.__dict__.get(n) is not fn:
-                setattr(cls, n, staticmethod(fn) if d.static else fn)
+            if d.method and cls.__dict__.get(n) is not (m := methods[id(d)]):
+                setattr(cls, n, staticmethod(m) if d.static else m)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
             if n + "_" in cls.__dict__ and inspect.isfunction(own := cls.__dict__[n + "_"]) and d.method:
@@ -201,6 +205,15 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 namespace[n + "_"] = getattr(cls, n + "_")
                 exported.append(n + "_")
     return exported
+
+
+def one_function(fn: Any) -> Any:
+    """The declared function under what :func:`install` puts in front of it at a name: the free
+    function's check of its input (``checks_input_of``), PyTorch's ``out=`` adapter (``adapts``), the
+    method's refusal of ``out=`` (``refuses_out_of``); ``x.mul`` and ``tga.mul`` are one function by it."""
+    for attr in ("checks_input_of", "adapts", "refuses_out_of"):
+        fn = getattr(fn, attr, fn)
+    return fn
 
 
 # -- the dtypes an op computes for -------------------------------------------------------------

@@ -98,7 +98,9 @@ def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool = ABSENT, keepdi
         if x.ndim != 2:
             raise RuntimeError(f"nuclear_norm: expected a 2D tensor, but got a {x.ndim}D tensor (pass dim)")
         dim = (0, 1)
-    return matrix_norm(x, "nuc", tuple(dim), keepdim)
+    dim = dims.as_int(dim)
+    # (PyTorch's int[2] reads one int as the pair of it: nuclear_norm(A, 0) is matrix_norm's error of (0, 0))
+    return matrix_norm(x, "nuc", (dim, dim) if isinstance(dim, int) else tuple(dim), keepdim)
 
 
 @public

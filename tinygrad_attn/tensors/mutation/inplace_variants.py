@@ -26,7 +26,7 @@ from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
 from ..shape.dims import NOT_GIVEN, as_int, given, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
-from .out_argument import not_a_tensor
+from .out_argument import not_a_tensor, refused_out
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
 
@@ -41,6 +41,8 @@ def variant(name: str) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
+        if "out" in kwargs:  # (PyTorch's methods take no out=, the in-place ones least of all)
+            raise refused_out(name + "_")
         if kwargs.get("dtype") is not None and isinstance(self, Tensor) and np.dtype(kwargs["dtype"]) != self.dtype:
             raise RuntimeError(f"{name}_: Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
                                f"{kwargs['dtype']} should match")  # fmt: skip

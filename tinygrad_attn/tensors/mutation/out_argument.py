@@ -4,8 +4,11 @@
 it into ``c``, which it returns: ``c`` is resized to the result's shape (with PyTorch's warning
 when it held elements), the result cast to ``c``'s dtype where PyTorch's ``can_cast`` allows.
 Every ``tga.`` function whose PyTorch twin takes ``out=`` takes it through :func:`with_out`, a
-thin adapter put in front of the one function by the package's ``install_methods``; the
-method is that same adapter (``x.mul is tga.mul``), so it takes ``out=`` too.
+thin adapter put in front of the one function by the package's ``install_methods``. The method
+is the one function without the adapter (``x.mul is tga.mul.adapts``): PyTorch's methods take no
+``out=``, and NumPy relies on that (``np.sum(x)`` calls ``x.sum(axis=None, out=None)``, which
+PyTorch refuses with a ``TypeError``); :func:`method_of` refuses it where the function takes an
+``out`` of its own (``norm``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ...engine.arguments import KEYWORD_OVERLOADS
+from ...engine.arguments import KEYWORD_OVERLOADS, numpy_aliases
 from ...engine.switches import _State, no_grad
 from ...engine.warn import warn as _user_warn
 from .._tensor import Tensor
@@ -64,6 +67,10 @@ EXACT_OUT = frozenset(
 #: The reductions and scans whose ``out`` gives their ``dtype=`` (the input converted to it first, as
 #: PyTorch's ``torch.sum(floats, out=longs)`` sums the truncated values): a ``dtype=`` given too must be it.
 DTYPE_FROM_OUT = frozenset("sum prod nansum cumsum cumprod".split())
+
+#: The reductions whose ``out=`` is in PyTorch's overload with a ``dim`` only (``torch.sum(x, out=y)`` is its
+#: TypeError, ``torch.sum(x, 0, out=y)`` and ``torch.sum(x, None, out=y)`` write into ``y``).
+OUT_NEEDS_DIM = frozenset("sum prod median nanmedian".split())
 
 #: The functions that join tensors: a result that cannot be cast to ``out``'s dtype is PyTorch's TypeError.
 JOINS = frozenset("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
@@ -149,6 +156,37 @@ def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., An
     return adapter
 
 
+def method_of(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The method of the declared function ``fn``: ``fn`` itself, unless ``fn`` takes an ``out`` of
+    its own (``torch.norm(input, p, dim, keepdim, out, dtype)``), which PyTorch's method does not
+    (``x.norm(out=y)``: a ``TypeError`` naming the method, as Python's for an unknown keyword)."""
+    try:
+        if "out" not in inspect.signature(fn).parameters:
+            return fn
+    except (TypeError, ValueError):
+        return fn
+
+    @functools.wraps(fn)
+    def method(*args: Any, **kw: Any) -> Any:
+        if "out" in kw:
+            raise refused_out(name)
+        return fn(*args, **kw)
+
+    method.refuses_out_of = fn  # type: ignore[attr-defined]  # (the one function, whose out= it refuses)
+    return method
+
+
+def _out_without_dim(name: str) -> TypeError:
+    return TypeError(f"{name}() received an invalid combination of arguments - got out= without dim: "
+                     f"torch.{name}(input, dim, keepdim=False, *, out) writes into out, torch.{name}(input) does not")  # fmt: skip
+
+
+def refused_out(name: str) -> TypeError:
+    """PyTorch's error for ``out=`` given to the method ``name`` (only its free function takes one)."""
+    return TypeError(f"{name}() got an unexpected keyword argument 'out' (the method takes no out=; "
+                     f"torch.{name.rstrip('_')}(..., out=) writes into a tensor)")  # fmt: skip
+
+
 def dtype_from_out(op: str, dtype: Any, out: Any) -> Any:
     """The ``dtype=`` of ``op`` (in :data:`DTYPE_FROM_OUT`) called with ``out``: ``out``'s dtype, where
     a ``dtype`` given must be the same (PyTorch's RuntimeError)."""
@@ -167,11 +205,17 @@ def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., 
     # (whether the first argument is a tensor, whose absence the adapter can name: not cat's list)
     tensor_first = bool(params) and params[0].kind is not params[0].VAR_POSITIONAL
     tensor_first = tensor_first and params[0].name not in _SEQUENCE_PARAMETERS
+    needs_dim = name in OUT_NEEDS_DIM
+    dtype_out = name in DTYPE_FROM_OUT and any(p.name == "dtype" and p.kind is p.KEYWORD_ONLY for p in params)
 
     def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
         try:
             if out is None:
                 return fn(*args, **kw)
+            if needs_dim and len(args) < 2 and not kw.keys() & {"dim", "axis"}:
+                raise _out_without_dim(name)
+            if dtype_out:
+                kw["dtype"] = dtype_from_out(name, kw.get("dtype"), out)
             return written_to_out(fn(*args, **kw), out, name)
         except (AttributeError, KeyError) as e:  # (a number or None where the tensor goes)
             if args and (tensor_first or not isinstance(args[0], (list, tuple))):
@@ -239,15 +283,23 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD or p.name in KEYWORD_OVERLOADS for p in params):
-        return None
-    defaults: dict[str, Any] = {"_fn": fn, "_written": written_to_out, "_name": name}
+    if any(p.kind is p.VAR_KEYWORD or p.name in KEYWORD_OVERLOADS for p in params) or numpy_aliases(fn, name):
+        return None  # (fn's own check reads NumPy's axis= and keepdims= as PyTorch's parser does)
+    defaults: dict[str, Any] = {"_fn": fn, "_written": written_to_out, "_name": name, "_unset": _NO_INPUT}
     head, call, star = [], [], False
+    needs_dim = ""
     for i, p in enumerate(params):
         text = p.name
         if p.default is not p.empty:
             defaults[f"_d{i}"] = p.default
             text += f"=_d{i}"
+        if name in OUT_NEEDS_DIM and p.name == "dim" and p.default is not p.empty:  # (left out: not its overload)
+            head.append("dim=_unset")
+            call.append(f"_d{i} if dim is _unset else dim")
+            axis = " and axis is None" if any(q.name == "axis" for q in params) else ""
+            defaults["_no_dim"] = _out_without_dim
+            needs_dim = f"        if dim is _unset{axis}:\n            raise _no_dim(_name)\n"
+            continue
         if p.kind is p.VAR_POSITIONAL:
             head.append("*" + p.name)
             call.append("*" + p.name)
@@ -275,7 +327,7 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
         f"def adapter({', '.join(head)}):\n"
         f"    try:\n"
         f"        if out is None:\n            return _fn({', '.join(call)})\n"
-        f"{dtype_line}"
+        f"{needs_dim}{dtype_line}"
         f"        return _written(_fn({', '.join(call)}), out, _name)\n"
         f"    except (AttributeError, KeyError) as e:\n"  # (a number or None where the tensor goes)
         f"        _not_tensor(_name, {first or '_none'}, e)\n"
