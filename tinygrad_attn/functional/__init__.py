@@ -358,7 +358,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     >>> F.rms_norm(x, (x.shape[-1],))  # doctest: +SKIP
     """
     x = input
-    _float(x, "rms_norm")
+    _float(x, "rms_norm", complex_ok=True)  # (PyTorch's composite computes complex too: x * x, not |x|^2)
     shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
     if eps is None:  # (the machine epsilon of the dtype it computes in: float32 for a float16 input)
         eps = float(np.finfo(np.float32 if x.dtype == np.float16 else x.dtype).eps)
@@ -994,7 +994,7 @@ def normalize(input: Tensor, p: float | None = 2.0, dim: int = 1, eps: float = 1
     is 2, as ``Tensor.norm``'s; ``out`` receives the result (see :func:`written_to_out`)."""
     if p is None:
         p = 2.0
-    _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
+    _float(input, "normalize", complex_ok=True)  # (PyTorch's vector norm refuses other dtypes; of complex: real)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
 
