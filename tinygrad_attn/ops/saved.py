@@ -68,14 +68,27 @@ class ZeroDerivative(Function):
         return (g,) + tuple(None if x is None else ns.zeros_like(x) for x in inputs[1:])
 
 
-def depends_on(g: Any, ns: Any, *of: Any) -> Any:
+class UndefinedDerivative(ZeroDerivative):
+    """:class:`ZeroDerivative` that gives the other inputs no gradient at all (PyTorch's undefined
+    one, where its double backward returns none for them: a leaf reached only through it is
+    unused), though the value requires grad where they do."""
+
+    __slots__ = ()
+    name = "undefined_derivative"
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (g,) + (None,) * (len(inputs) - 1)
+
+
+def depends_on(g: Any, ns: Any, *of: Any, undefined: bool = False) -> Any:
     """``g``, made a zero-derivative function of ``of`` when gradients are recorded
     (``create_graph=True``) and one of ``of`` requires grad (see :class:`ZeroDerivative`): also
     where ``g`` already requires grad through other tensors, since PyTorch's backward node takes
-    the input, so a later gradient finds it used (zeros), not unused."""
+    the input, so a later gradient finds it used (zeros), not unused; ``undefined=True``: a
+    function of them with no derivative (:class:`UndefinedDerivative`)."""
     if not ns.recording or not any(getattr(t, "requires_grad", False) for t in of):
         return g
-    return ZeroDerivative.apply(g, *of)
+    return (UndefinedDerivative if undefined else ZeroDerivative).apply(g, *of)
 
 
 class GradientOf(Function):
@@ -113,10 +126,26 @@ class SavedPiecewise(Saved):
         return (depends_on(g, ns, *inputs[1:]),) + (None,) * (len(inputs) - 1)
 
 
-def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise: bool = False) -> Any:
+class SavedJoint(Saved):
+    """:class:`Saved` of an op whose PyTorch backward is one op of the kept tensors
+    (``native_layer_norm_backward``, ``native_batch_norm_backward``): recorded
+    (``create_graph=True``), every gradient it passes on requires grad where one of them does, as
+    that op's results all do (a bias's gradient too, a sum of the incoming gradient alone); their
+    derivative through it is undefined, as PyTorch's double backward gives them none of its own."""
+
+    __slots__ = ()
+    name = "saved_joint"
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (depends_on(g, ns, *inputs[1:], undefined=True),) + (None,) * (len(inputs) - 1)
+
+
+def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise: bool = False,
+                       joint: bool = False) -> Any:  # fmt: skip
     """``out``, recorded as keeping ``tensors`` (the ones among them that are tensors) and,
     with ``output=True``, itself for the backward, as the PyTorch op it computes does;
-    ``piecewise=True`` for an op whose gradient is a step function of them (:class:`SavedPiecewise`).
+    ``piecewise=True`` for an op whose gradient is a step function of them (:class:`SavedPiecewise`);
+    ``joint=True`` for one whose backward is one op of them (:class:`SavedJoint`).
 
     Nothing is recorded where ``out`` needs no gradient (no graph, no check)."""
     if not out.requires_grad:
@@ -126,6 +155,8 @@ def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise:
         return out
     if piecewise:
         return SavedPiecewise.apply(out, *kept)
+    if joint:
+        return SavedJoint.apply(out, *kept)
     return (SavedWithOutput if output else Saved).apply(out, *kept)
 
 
