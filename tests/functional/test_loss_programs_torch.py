@@ -707,11 +707,6 @@ _ML2 = (
     "this library's is the true one, kept on purpose (tests/functional/test_nn_losses_extra.py checks it "
     "against finite differences)"
 )
-_BCE2 = (
-    "create_graph=True with probabilities exactly 0 and 1: PyTorch's second derivative of "
-    "binary_cross_entropy there (its double backward); here the first derivative at those points is "
-    "PyTorch's formula taken as a constant"
-)
 _COS = (
     ROUNDING + "float64 rounding: cosine_embedding_loss's second derivative at a zero vector is a difference of "
     "terms near 1e11 (the first derivative there divides by sqrt(eps)); both libraries' values carry "
@@ -734,7 +729,6 @@ KNOWN: dict[int, str] = {
         2423, 2525, 2797, 2865, 2950, 3052, 3120, 3137
     ], _MM2),
     **dict.fromkeys([93, 127, 535, 569, 875, 1113, 1453, 1538, 1606, 1827, 1895, 2507, 3136], _ML2),
-    **dict.fromkeys([274, 410], _BCE2),
     **dict.fromkeys([469, 1098, 1149, 1421, 1540, 2628, 2696, 2917, 3036], _COS),
     **dict.fromkeys([542, 1681, 2667], _NOISE),
     **dict.fromkeys([814], _GN0),

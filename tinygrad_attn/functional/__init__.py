@@ -31,7 +31,7 @@ from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
-from ..ops.saved import saved_for_backward, with_gradient_of
+from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
@@ -1051,7 +1051,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {tuple(input.shape)}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
-    loss = _certain_probabilities(-(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input)),
+    loss = _certain_probabilities(lambda x: -(target * _clamped_log(x) + (1.0 - target) * _clamped_log(1.0 - x)),
                                   input, target)  # fmt: skip
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
@@ -1060,19 +1060,21 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
-def _certain_probabilities(loss: Tensor, x: Tensor, t: Tensor) -> Tensor:
-    """``loss`` (binary cross-entropy of probabilities ``x`` and targets ``t``), with PyTorch's gradients
+def _certain_probabilities(loss: Any, x: Tensor, t: Tensor) -> Tensor:
+    """``loss(x)`` (binary cross-entropy of probabilities ``x`` and targets ``t``), with PyTorch's gradients
     where ``x`` is 0 or 1, which its formulas give and the clamped logs do not: ``(x - t) / max(x (1 - x),
-    1e-12)`` for ``x`` (the denominator clamped) and ``log1p(-x) - log(x)``, infinite, for ``t``. Within
-    (0, 1) they are the clamped definition's own."""
+    1e-12)`` for ``x`` (the denominator clamped) and ``log1p(-x) - log(x)``, infinite, for ``t``, and
+    their derivatives PyTorch's double backward (:class:`~tinygrad_attn.ops.saved.BinaryCrossEntropyEdge`).
+    Within (0, 1) they are the clamped definition's own, which reads 0.5 at the edges instead (its
+    gradients there, zero times infinite second derivatives, would be NaN, not masked)."""
+    from ..engine.switches import no_grad  # noqa: PLC0415 - (as in _embedding_pytorch_options)
+
     if not (x.requires_grad or t.requires_grad):
-        return loss
+        return loss(x)
     edge = (x <= 0) | (x >= 1)
-    xd, td = x.detach(), t.detach()
-    dx = where(edge, (xd - td) / float(np.float32(1e-12)), 0.0)  # (x (1 - x) is 0 there; PyTorch's eps is a float)
-    dt = where(edge, (-xd).log1p() - xd.log(), 0.0)
-    surrogate = (x - xd) * dx + (t - td) * dt  # (its value is not read: only its gradient)
-    return where(edge, with_gradient_of(loss, surrogate), loss)
+    with no_grad():
+        value = loss(x)
+    return where(edge, BinaryCrossEntropyEdge.apply(value, x, t), loss(where(edge, 0.5, x)))
 
 
 @public(function=False, functional=True)

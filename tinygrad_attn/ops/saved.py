@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..engine import function as _function
 from ..engine.function import Function
 
@@ -190,3 +192,57 @@ class NotDifferentiable(NoGradient):
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
         raise RuntimeError(f"derivative for aten::{self.args} is not implemented")
+
+
+#: The clamp of PyTorch's binary_cross_entropy_backward kernel (a float), and of its double backward (a double)
+_BCE_KERNEL_EPS = float(np.float32(1e-12))
+_BCE_EPS = 1e-12
+
+
+def _clamp_min(ns: Any, v: Any, lo: float) -> Any:
+    return v.clamp_min(lo) if ns.recording else ns.maximum(v, lo)
+
+
+class BinaryCrossEntropyGradient(Function):
+    """``(x - t) / max(x (1 - x), 1e-12)``: PyTorch's ``binary_cross_entropy_backward`` of probabilities
+    ``x`` and targets ``t`` (per unit of the incoming gradient), whose own derivatives are PyTorch's
+    double backward: ``(x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2)`` for ``x`` and
+    ``-1 / (max(1 - x, eps) max(x, eps))`` for ``t`` (finite or infinite where ``x`` is 0 or 1)."""
+
+    __slots__ = ()
+    name = "binary_cross_entropy_backward"
+    keep = (0, 1)
+    reads_output = False
+
+    def forward(self, ns: Any, x: Any, t: Any) -> Any:
+        return (x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        x, t = inputs
+        gx = g * (x * x - 2 * x * t + t) / ((x + _BCE_EPS) * (x + _BCE_EPS) * (1 - x + _BCE_EPS) * (1 - x + _BCE_EPS))
+        gt = -g / (_clamp_min(ns, 1 - x, _BCE_EPS) * _clamp_min(ns, x, _BCE_EPS))
+        return gx, gt
+
+
+class BinaryCrossEntropyEdge(Function):
+    """Input 0 (binary cross-entropy of probabilities ``x``, input 1, and targets ``t``, input 2,
+    with no graph of its own) with PyTorch's gradients: ``g`` times
+    :class:`BinaryCrossEntropyGradient` for ``x`` and ``-g logit(x) = g (log1p(-x) - log(x))`` for
+    ``t``, each differentiable again as PyTorch's. Taken where ``x`` is 0 or 1, where the clamped
+    logs of the definition give other gradients."""
+
+    __slots__ = ()
+    name = "binary_cross_entropy"
+    keep = (1, 2)
+    reads_output = False
+
+    def forward(self, ns: Any, value: Any, x: Any, t: Any) -> Any:
+        return value
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        _, x, t = inputs
+        if ns.recording:
+            return None, g * BinaryCrossEntropyGradient.apply(x, t), g * ((-x).log1p() - x.log())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xp = ns.device.xp
+            return None, g * ((x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)), g * (xp.log1p(-x) - xp.log(x))
