@@ -693,28 +693,19 @@ SLOW_SEEDS = range(150, 3150)
 
 # (the reasons of the known differences, each shared by the seeds it explains)
 _SM16 = (
-    ROUNDING + "float16 rounding: a softmax-like op with dtype=torch.float16 on a float64 input; its gradient, cast "
-    "back to float64, differs by one unit in float16's last place (no float16 tolerance for a float64 "
-    "record)"
+    ROUNDING + "float16 rounding: the second derivative of a softmax-like op with dtype=torch.float16 on a float64 "
+    "input (create_graph=True); PyTorch's double backward computes in float16 operations, each rounded, "
+    "and differs by one unit in float16's last place (no float16 tolerance for a float64 record)"
 )
 _MM2 = (
     "PyTorch has no second derivative of multi_margin_loss (differentiating its gradient raises); this "
     "library's is the true one, kept on purpose (tests/functional/test_nn_losses_extra.py checks it "
     "against finite differences)"
 )
-_NORMW = (
-    "create_graph=True: the weight and bias gradients of layer_norm/group_norm require grad in PyTorch "
-    "(its backward node takes the input); here they are sums of the incoming gradient alone"
-)
 _ML2 = (
     "PyTorch has no second derivative of multilabel_margin_loss (differentiating its gradient raises); "
     "this library's is the true one, kept on purpose (tests/functional/test_nn_losses_extra.py checks it "
     "against finite differences)"
-)
-_BCE2 = (
-    "create_graph=True with probabilities exactly 0 and 1: PyTorch's second derivative of "
-    "binary_cross_entropy there (its double backward); here the first derivative at those points is "
-    "PyTorch's formula taken as a constant"
 )
 _COS = (
     ROUNDING + "float64 rounding: cosine_embedding_loss's second derivative at a zero vector is a difference of "
@@ -729,30 +720,18 @@ _GN0 = (
     "group_norm with eps=0 over a constant group (1 / std infinite): PyTorch's fused weight gradient is "
     "+-inf for some channels; ours NaN for all (0 * inf summed in another order)"
 )
-_BNEVAL = (
-    "create_graph=True: batch_norm in eval mode; PyTorch's gradient requires grad and its second "
-    "derivative is None (unused); here the first is constant and does not require grad"
-)
-_RNG16 = (
-    "random numbers: torch.randn of 16 or more float16 values leaves PyTorch's generator elsewhere than "
-    "ours (its vectorised normal draws), so the randint after it differs"
-)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
 KNOWN: dict[int, str] = {
-    **dict.fromkeys([31, 847, 1136, 2734, 3074], _SM16),
+    **dict.fromkeys([1136, 3074], _SM16),
     **dict.fromkeys([
         77, 94, 230, 332, 366, 434, 451, 468, 570, 655, 842, 876, 1284, 1335, 1386, 1709, 1879, 2185, 2253, 2321,
         2423, 2525, 2797, 2865, 2950, 3052, 3120, 3137
     ], _MM2),
-    **dict.fromkeys([83, 1154, 2038, 2412], _NORMW),
     **dict.fromkeys([93, 127, 535, 569, 875, 1113, 1453, 1538, 1606, 1827, 1895, 2507, 3136], _ML2),
-    **dict.fromkeys([274, 410], _BCE2),
     **dict.fromkeys([469, 1098, 1149, 1421, 1540, 2628, 2696, 2917, 3036], _COS),
     **dict.fromkeys([542, 1681, 2667], _NOISE),
     **dict.fromkeys([814], _GN0),
-    **dict.fromkeys([1970], _BNEVAL),
-    **dict.fromkeys([2041], _RNG16),
 }  # fmt: skip
 
 

@@ -31,7 +31,7 @@ from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
-from ..ops.saved import saved_for_backward, with_gradient_of
+from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.dtypes import OperandDtypeError
@@ -358,7 +358,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     >>> F.rms_norm(x, (x.shape[-1],))  # doctest: +SKIP
     """
     x = input
-    _float(x, "rms_norm")
+    _float(x, "rms_norm", complex_ok=True)  # (PyTorch's composite computes complex too: x * x, not |x|^2)
     shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
     if eps is None:  # (the machine epsilon of the dtype it computes in: float32 for a float16 input)
         eps = float(np.finfo(np.float32 if x.dtype == np.float16 else x.dtype).eps)
@@ -994,7 +994,7 @@ def normalize(input: Tensor, p: float | None = 2.0, dim: int = 1, eps: float = 1
     is 2, as ``Tensor.norm``'s; ``out`` receives the result (see :func:`written_to_out`)."""
     if p is None:
         p = 2.0
-    _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
+    _float(input, "normalize", complex_ok=True)  # (PyTorch's vector norm refuses other dtypes; of complex: real)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
 
@@ -1042,7 +1042,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     if not tracing() and bool((~((target >= 0) & (target <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of target should be between 0 and 1 (shape {tuple(target.shape)}); "
                            "a target is a probability")  # fmt: skip
-    loss = _certain_probabilities(-(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input)),
+    loss = _certain_probabilities(lambda x: -(target * _clamped_log(x) + (1.0 - target) * _clamped_log(1.0 - x)),
                                   input, target)  # fmt: skip
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
@@ -1051,19 +1051,21 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
-def _certain_probabilities(loss: Tensor, x: Tensor, t: Tensor) -> Tensor:
-    """``loss`` (binary cross-entropy of probabilities ``x`` and targets ``t``), with PyTorch's gradients
+def _certain_probabilities(loss: Any, x: Tensor, t: Tensor) -> Tensor:
+    """``loss(x)`` (binary cross-entropy of probabilities ``x`` and targets ``t``), with PyTorch's gradients
     where ``x`` is 0 or 1, which its formulas give and the clamped logs do not: ``(x - t) / max(x (1 - x),
-    1e-12)`` for ``x`` (the denominator clamped) and ``log1p(-x) - log(x)``, infinite, for ``t``. Within
-    (0, 1) they are the clamped definition's own."""
+    1e-12)`` for ``x`` (the denominator clamped) and ``log1p(-x) - log(x)``, infinite, for ``t``, and
+    their derivatives PyTorch's double backward (:class:`~tinygrad_attn.ops.saved.BinaryCrossEntropyEdge`).
+    Within (0, 1) they are the clamped definition's own, which reads 0.5 at the edges instead (its
+    gradients there, zero times infinite second derivatives, would be NaN, not masked)."""
+    from ..engine.switches import no_grad  # noqa: PLC0415 - (as in _embedding_pytorch_options)
+
     if not (x.requires_grad or t.requires_grad):
-        return loss
+        return loss(x)
     edge = (x <= 0) | (x >= 1)
-    xd, td = x.detach(), t.detach()
-    dx = where(edge, (xd - td) / float(np.float32(1e-12)), 0.0)  # (x (1 - x) is 0 there; PyTorch's eps is a float)
-    dt = where(edge, (-xd).log1p() - xd.log(), 0.0)
-    surrogate = (x - xd) * dx + (t - td) * dt  # (its value is not read: only its gradient)
-    return where(edge, with_gradient_of(loss, surrogate), loss)
+    with no_grad():
+        value = loss(x)
+    return where(edge, BinaryCrossEntropyEdge.apply(value, x, t), loss(where(edge, 0.5, x)))
 
 
 @public(function=False, functional=True)

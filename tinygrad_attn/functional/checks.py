@@ -88,8 +88,10 @@ def not_differentiable(kernel: str, **operands: Any) -> None:
             )
 
 
-def _float(x: Tensor, op: str) -> None:
-    if x.dtype.kind != "f":
+def _float(x: Tensor, op: str, complex_ok: bool = False) -> None:
+    """Refuse a tensor that is not floating-point (or complex, where ``complex_ok``: the ops
+    whose PyTorch kernel or composite computes complex too)."""
+    if x.dtype.kind != "f" and not (complex_ok and x.dtype.kind == "c"):
         raise UnsupportedDtypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .float()")
 
 
@@ -123,11 +125,12 @@ def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
     return t
 
 
-def _computed_together(op: str, input: Tensor, *others: Any) -> tuple[Tensor, ...]:  # noqa: A002
+def _computed_together(op: str, input: Tensor, *others: Any, complex_ok: bool = False) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` and ``others`` (targets, variances) in ``torch.result_type``'s dtype over them,
     the dtype PyTorch's pointwise losses compute and return in: a float64 target makes a
     float32 input's loss float64, an integer input with a float target computes in that float.
-    Lists and arrays become tensors in the input's float dtype first (:func:`_as_operand`)."""
+    Lists and arrays become tensors in the input's float dtype first (:func:`_as_operand`);
+    ``complex_ok``: a complex dtype too (the losses PyTorch computes for complex)."""
     from ..tensors.dtypes import result_type  # noqa: PLC0415 - (dtypes imports nothing of this layer)
 
     tensors = [t if isinstance(t, Tensor) else _as_operand(op, t, input) for t in others]
@@ -135,8 +138,8 @@ def _computed_together(op: str, input: Tensor, *others: Any) -> tuple[Tensor, ..
         if t._dev is not input._dev:
             raise RuntimeError(f"{op}: input on {input.device}, target on {t.device}; move one with .to()")
     dt = result_type(input, *tensors)
-    if dt.kind != "f":
-        _float(input, op)
+    if dt.kind != "f" and not (complex_ok and dt.kind == "c"):
+        _float(input, op, complex_ok)
         raise UnsupportedDtypeError(f"{op}: needs a floating-point target, got {dt}; convert with .float()")
     return tuple(t if t.dtype == dt else t.astype(dt) for t in (input, *tensors))
 

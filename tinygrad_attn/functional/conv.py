@@ -686,7 +686,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
         _channel_vector(op, t, c, what, input)
-    given = input.dtype
+    given, x0 = input.dtype, input
     if given == np.float16:  # (PyTorch's CPU kernel normalises float16 in float32, rounding once)
         input = input.float()  # noqa: A001
     axes = (0,) + tuple(range(2, input.ndim))
@@ -712,7 +712,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         y = y * weight.reshape(bshape)
     if bias is not None:
         y = y + bias.reshape(bshape)
-    return y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16)
+    y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16)
+    return saved_for_backward(y, x0, weight, joint=True)  # (PyTorch's backward: one op of the input and weight)
 
 
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: Tensor, var: Tensor, n: int,

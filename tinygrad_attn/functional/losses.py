@@ -17,11 +17,11 @@ from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
 
 
-def _pair(op: str, input: Tensor, target: Any) -> Tensor:
+def _pair(op: str, input: Tensor, target: Any, complex_ok: bool = False) -> Tensor:
     """``target`` as an operand of ``input``'s loss, in ``input``'s dtype (PyTorch's Huber
     loss computes in it): of another shape it broadcasts, with PyTorch's warning (a likely
-    mistake, which PyTorch runs)."""
-    _F._float(input, op)
+    mistake, which PyTorch runs); ``complex_ok``: a complex input too."""
+    _F._float(input, op, complex_ok)
     target = _F._as_operand(op, target, input)
     if target.shape != input.shape:
         _user_warn(
@@ -51,8 +51,9 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = 
     ``"mean"`` divides by the weights' sum, as PyTorch."""
     op = "l1_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
-    input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
-    target = _pair(op, input, target)
+    # (PyTorch's dtype: both promoted; complex ones too, whose loss is real)
+    input, target = _F._computed_together(op, input, target, complex_ok=True)  # noqa: A001
+    target = _pair(op, input, target, complex_ok=True)
     loss = _weighted(op, (input - target).abs(), weight, input)
     if weight is not None and reduction == "mean":
         return loss.sum() / _F._as_operand(op, weight, input, "weight").sum()

@@ -76,7 +76,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
     op = "soft_margin_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)
-    _F._float(x, op)
+    _F._float(x, op, complex_ok=True)  # (PyTorch's composite computes complex too)
     target = _F._as_operand(op, target, x)
     if target.shape != x.shape:  # (PyTorch's kernel broadcasts the target to the input's shape, never beyond)
         _F._broadcast_to_input(op, x, target)

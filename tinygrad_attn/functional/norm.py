@@ -130,7 +130,7 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
     if bias is not None:
         y = y + bias.reshape(bshape)
     y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16, as PyTorch's)
-    return saved_for_backward(y, input)
+    return saved_for_backward(y, input, weight, joint=True)  # (PyTorch's: batch norm's backward, one op)
 
 
 def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:

@@ -21,7 +21,7 @@ from ..engine.arguments import _is_ints, refuse
 from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite
 from ..engine.declare import public
-from ..engine.switches import no_grad
+from ..engine.switches import is_grad_enabled, no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
@@ -59,9 +59,12 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     window ``floor(i n / m)`` to ``ceil((i + 1) n / m)``)."""
     x, unbatched = _check_input(op, nd, input)
     out = _output_size(op, nd, x, output_size)
-    if (
-        nd < 3 and x.numel() == 0 and x.dtype.kind not in "fc"
-    ):  # (an empty batch: PyTorch's 1-d and 2-d return it first)
+    if nd < 3 and x.numel() == 0 and x.dtype.kind != "f":  # (an empty batch: PyTorch's 1-d and 2-d return it first)
+        if x.dtype.kind == "c" and x.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                f"{op}: _adaptive_avg_pool2d does not support automatic differentiation for outputs with complex "
+                f"dtype (an empty {x.dtype} batch; PyTorch's refusal)"
+            )
         empty = Tensor.zeros(tuple(x.shape[:2]) + out, dtype=x.dtype, device=x._dev)
         return empty.squeeze(0) if unbatched else empty
     _F._float(x, op)

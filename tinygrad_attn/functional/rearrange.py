@@ -137,7 +137,7 @@ def _blocks(op: str, spatial: tuple[int, ...], k: tuple, d: tuple, p: tuple, s: 
 
 
 @public(function=False, functional=True)
-@accepts(("bool", "float16", "float32", "float64"))
+@accepts(("bool", "float16", "float32", "float64", "complex64", "complex128"))
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:  # noqa: A002
     """The sliding blocks of ``input (N, C, H, W)`` (or ``(C, H, W)``) as columns: ``(N,
     C * kh * kw, L)``, ``L`` the number of blocks, channel-major then kernel offsets row-major

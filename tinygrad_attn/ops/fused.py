@@ -20,6 +20,7 @@ from . import cpu_kernels
 from .alias import NoDerivative
 from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
+from .saved import depends_on
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -45,7 +46,11 @@ def softmax_array(ns, x, axis):
 
 
 def softmax_backward_array(ns, g, y, axis, overwrite=False):
-    """``y * (g - sum(g * y))``; with ``overwrite``, written over ``g``."""
+    """``y * (g - sum(g * y))``; with ``overwrite``, written over ``g``. Float16 computes in
+    float32, rounded once (PyTorch's CPU kernel)."""
+    if y.dtype == np.float16:
+        f32 = np.float32
+        return ns.astype(softmax_backward_array(ns, ns.astype(g, f32), ns.astype(y, f32), axis), np.float16)
     k = ns.kernels
     if k is not None and axis in (-1, y.ndim - 1) and k.supports(y):
         return k.softmax_backward(g, y)
@@ -83,8 +88,11 @@ class SoftmaxAlongDim(FusedFunction):
         if ns.recording:
             if ns.records_fused:  # a trace: one record of backward_arrays
                 return ns.fused_backward(self, g, inputs, out)
-            # create_graph: differentiable through the output (no recompute from the input)
-            return (out * (g - (g * out).sum(self.args, keepdims=True)),)
+            # create_graph: differentiable through the output (no recompute from the input); float16 in float32
+            half = out.dtype == np.float16
+            o, g = (out.astype(np.float32), g.astype(np.float32)) if half else (out, g)
+            gx = o * (g - (g * o).sum(self.args, keepdims=True))
+            return (gx.astype(np.float16) if half else gx,)
         return (softmax_backward_array(ns, g, out, self.args, may_overwrite(g)),)
 
     def backward_arrays(self, g, ns, inputs, out):
@@ -107,8 +115,11 @@ class LogSoftmaxAlongDim(FusedFunction):
         if ns.recording:
             if ns.records_fused:  # a trace: one record of backward_arrays
                 return ns.fused_backward(self, g, inputs, out)
-            # create_graph: differentiable through the output (no recompute from the input)
-            return (g - out.exp() * g.sum(self.args, keepdims=True),)
+            # create_graph: differentiable through the output (no recompute from the input); float16 in float32
+            half = out.dtype == np.float16
+            o, g = (out.astype(np.float32), g.astype(np.float32)) if half else (out, g)
+            gx = g - o.exp() * g.sum(self.args, keepdims=True)
+            return (gx.astype(np.float16) if half else gx,)
         return self.backward_arrays(g, ns, inputs, out)
 
     def forward(self, ns, x):
@@ -117,6 +128,9 @@ class LogSoftmaxAlongDim(FusedFunction):
         return z
 
     def backward_arrays(self, g, ns, inputs, out):
+        if out.dtype == np.float16:  # (in float32, rounded once: PyTorch's CPU kernel)
+            g32, out32 = ns.astype(g, np.float32), ns.astype(out, np.float32)
+            return (ns.astype(g32 - ns.exp(out32) * ns.sum(g32, axis=self.args, keepdims=True), np.float16),)
         return (g - ns.exp(out) * ns.sum(g, axis=self.args, keepdims=True),)
 
     def recompute(self, x):
@@ -329,6 +343,11 @@ class LayerNormalization(FusedFunction):
 
     def recompute(self, x, w, b):
         return self.definition(x, w, b, self.args)
+
+    def _backward_by_reference(self, g, ns, inputs):
+        # (PyTorch's backward is one op of the input, weight and bias, native_layer_norm_backward: recorded,
+        # every gradient requires grad where one of them does, the bias's too; see SavedJoint)
+        return super()._backward_by_reference(depends_on(g, ns, *self.inputs, undefined=True), ns, inputs)
 
 
 def _gelu_exact(ns, x):

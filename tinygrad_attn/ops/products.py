@@ -81,6 +81,27 @@ def _logaddexp(xp, a, b):
     return xp.where((a == b) & xp.isinf(a), a, out)
 
 
+def _complex_logcumsumexp(xp, a, axis):
+    """PyTorch's complex scan, one entry after the other: each running value ``c`` and the next
+    entry ``x`` make ``max + log1p(exp(min - max))`` (``min``/``max`` by real part), so that the
+    imaginary part keeps the branch of the larger term (a parallel scan would wrap it elsewhere)."""
+    a = xp.moveaxis(a, axis, 0)
+    out = xp.empty_like(a)
+    c = xp.full(a.shape[1:], complex(-np.inf, 0.0), dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        for i in range(a.shape[0]):
+            x = a[i]
+            x_low = x.real < c.real
+            lo, hi = xp.where(x_low, x, c), xp.where(x_low, c, x)
+            both_inf = xp.isinf(lo.real) & (lo.real == hi.real)
+            step = hi + xp.log1p(xp.exp(lo - hi))
+            step = xp.where(both_inf, xp.where(lo.real < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))), step)
+            # (a NaN on either side, in either part, gives NaN in both parts, as PyTorch's)
+            c = xp.where(xp.isnan(c) | xp.isnan(x), complex(np.nan, np.nan), step)
+            out[i] = c
+    return xp.moveaxis(out, 0, axis)
+
+
 class Logcumsumexp(Function):
     """``log(cumsum(exp(x)))`` along ``axis`` (``args``) by doubling steps, each a log-add-exp with
     the entries ``s`` places before; the gradient is PyTorch's (through logs of ``|g|``)."""
@@ -94,6 +115,8 @@ class Logcumsumexp(Function):
         if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
             return a * 1
         axis = self.args
+        if a.dtype.kind == "c":
+            return _complex_logcumsumexp(xp, a, axis)
         n = a.shape[axis]
         lead = (slice(None),) * axis
         s = 1

@@ -106,6 +106,7 @@ class Renorm(Function):
     name = "renorm"
     keep = (0,)
     reads_output = False
+    conjugate_backward = False  # (renorm_backward is PyTorch's complex formula as it stands: not holomorphic)
 
     def forward(self, ns, x):
         p, others, maxnorm = self.args

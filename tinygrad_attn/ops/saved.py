@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..engine import function as _function
 from ..engine.function import Function
 
@@ -68,14 +70,27 @@ class ZeroDerivative(Function):
         return (g,) + tuple(None if x is None else ns.zeros_like(x) for x in inputs[1:])
 
 
-def depends_on(g: Any, ns: Any, *of: Any) -> Any:
+class UndefinedDerivative(ZeroDerivative):
+    """:class:`ZeroDerivative` that gives the other inputs no gradient at all (PyTorch's undefined
+    one, where its double backward returns none for them: a leaf reached only through it is
+    unused), though the value requires grad where they do."""
+
+    __slots__ = ()
+    name = "undefined_derivative"
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (g,) + (None,) * (len(inputs) - 1)
+
+
+def depends_on(g: Any, ns: Any, *of: Any, undefined: bool = False) -> Any:
     """``g``, made a zero-derivative function of ``of`` when gradients are recorded
     (``create_graph=True``) and one of ``of`` requires grad (see :class:`ZeroDerivative`): also
     where ``g`` already requires grad through other tensors, since PyTorch's backward node takes
-    the input, so a later gradient finds it used (zeros), not unused."""
+    the input, so a later gradient finds it used (zeros), not unused; ``undefined=True``: a
+    function of them with no derivative (:class:`UndefinedDerivative`)."""
     if not ns.recording or not any(getattr(t, "requires_grad", False) for t in of):
         return g
-    return ZeroDerivative.apply(g, *of)
+    return (UndefinedDerivative if undefined else ZeroDerivative).apply(g, *of)
 
 
 class GradientOf(Function):
@@ -113,10 +128,26 @@ class SavedPiecewise(Saved):
         return (depends_on(g, ns, *inputs[1:]),) + (None,) * (len(inputs) - 1)
 
 
-def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise: bool = False) -> Any:
+class SavedJoint(Saved):
+    """:class:`Saved` of an op whose PyTorch backward is one op of the kept tensors
+    (``native_layer_norm_backward``, ``native_batch_norm_backward``): recorded
+    (``create_graph=True``), every gradient it passes on requires grad where one of them does, as
+    that op's results all do (a bias's gradient too, a sum of the incoming gradient alone); their
+    derivative through it is undefined, as PyTorch's double backward gives them none of its own."""
+
+    __slots__ = ()
+    name = "saved_joint"
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (depends_on(g, ns, *inputs[1:], undefined=True),) + (None,) * (len(inputs) - 1)
+
+
+def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise: bool = False,
+                       joint: bool = False) -> Any:  # fmt: skip
     """``out``, recorded as keeping ``tensors`` (the ones among them that are tensors) and,
     with ``output=True``, itself for the backward, as the PyTorch op it computes does;
-    ``piecewise=True`` for an op whose gradient is a step function of them (:class:`SavedPiecewise`).
+    ``piecewise=True`` for an op whose gradient is a step function of them (:class:`SavedPiecewise`);
+    ``joint=True`` for one whose backward is one op of them (:class:`SavedJoint`).
 
     Nothing is recorded where ``out`` needs no gradient (no graph, no check)."""
     if not out.requires_grad:
@@ -126,6 +157,8 @@ def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise:
         return out
     if piecewise:
         return SavedPiecewise.apply(out, *kept)
+    if joint:
+        return SavedJoint.apply(out, *kept)
     return (SavedWithOutput if output else Saved).apply(out, *kept)
 
 
@@ -159,3 +192,57 @@ class NotDifferentiable(NoGradient):
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
         raise RuntimeError(f"derivative for aten::{self.args} is not implemented")
+
+
+#: The clamp of PyTorch's binary_cross_entropy_backward kernel (a float), and of its double backward (a double)
+_BCE_KERNEL_EPS = float(np.float32(1e-12))
+_BCE_EPS = 1e-12
+
+
+def _clamp_min(ns: Any, v: Any, lo: float) -> Any:
+    return v.clamp_min(lo) if ns.recording else ns.maximum(v, lo)
+
+
+class BinaryCrossEntropyGradient(Function):
+    """``(x - t) / max(x (1 - x), 1e-12)``: PyTorch's ``binary_cross_entropy_backward`` of probabilities
+    ``x`` and targets ``t`` (per unit of the incoming gradient), whose own derivatives are PyTorch's
+    double backward: ``(x^2 - 2 x t + t) / ((x + eps)^2 (1 - x + eps)^2)`` for ``x`` and
+    ``-1 / (max(1 - x, eps) max(x, eps))`` for ``t`` (finite or infinite where ``x`` is 0 or 1)."""
+
+    __slots__ = ()
+    name = "binary_cross_entropy_backward"
+    keep = (0, 1)
+    reads_output = False
+
+    def forward(self, ns: Any, x: Any, t: Any) -> Any:
+        return (x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        x, t = inputs
+        gx = g * (x * x - 2 * x * t + t) / ((x + _BCE_EPS) * (x + _BCE_EPS) * (1 - x + _BCE_EPS) * (1 - x + _BCE_EPS))
+        gt = -g / (_clamp_min(ns, 1 - x, _BCE_EPS) * _clamp_min(ns, x, _BCE_EPS))
+        return gx, gt
+
+
+class BinaryCrossEntropyEdge(Function):
+    """Input 0 (binary cross-entropy of probabilities ``x``, input 1, and targets ``t``, input 2,
+    with no graph of its own) with PyTorch's gradients: ``g`` times
+    :class:`BinaryCrossEntropyGradient` for ``x`` and ``-g logit(x) = g (log1p(-x) - log(x))`` for
+    ``t``, each differentiable again as PyTorch's. Taken where ``x`` is 0 or 1, where the clamped
+    logs of the definition give other gradients."""
+
+    __slots__ = ()
+    name = "binary_cross_entropy"
+    keep = (1, 2)
+    reads_output = False
+
+    def forward(self, ns: Any, value: Any, x: Any, t: Any) -> Any:
+        return value
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        _, x, t = inputs
+        if ns.recording:
+            return None, g * BinaryCrossEntropyGradient.apply(x, t), g * ((-x).log1p() - x.log())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xp = ns.device.xp
+            return None, g * ((x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)), g * (xp.log1p(-x) - xp.log(x))

@@ -8,7 +8,7 @@ holding the numbers PyTorch's CPU kernels write for the same generator state:
 - integers are a draw modulo the range (a 64-bit draw once the range reaches 2**28);
 - normals of 16 numbers or more fill uniforms and transform them by Box-Muller in blocks of
   16 (the first 8 against the last 8), redrawing the last 16 when the size is not a
-  multiple of 16; fewer than 16 take the scalar path, two uniforms per pair of normals, the
+  multiple of 16 (float16's fill only the whole blocks before); fewer than 16 take the scalar path, two uniforms per pair of normals, the
   second kept for the next call (it is part of the generator's state);
 - ``randperm`` swaps each place with a later one picked by a draw (Fisher-Yates).
 
@@ -145,9 +145,11 @@ def normal(gen: Generator, shape: Any, dtype: Any, mean: float = 0.0, std: float
     if n < 16:
         return np.array([_scalar_normal(gen, mean, std) for _ in range(n)], dtype=np.float64).astype(dt).reshape(shape)
     work = np.float64 if dt == np.float64 else np.float32
-    u = _unit(gen, n, work).astype(work)
-    out = np.empty(n, dtype=work)
     full = n // 16 * 16
+    # (float16's kernel draws uniforms for the whole blocks only, then the last 16; float32's and
+    # float64's for every number first)
+    u = _unit(gen, full if dt == np.float16 else n, work).astype(work)
+    out = np.empty(n, dtype=work)
     out[:full] = _box_muller_blocks(u[:full].reshape(-1, 16), np.dtype(work), mean, std).reshape(-1)
     if n % 16:  # PyTorch redraws the last 16 and transforms them again
         tail = _unit(gen, 16, work).astype(work)

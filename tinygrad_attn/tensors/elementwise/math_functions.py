@@ -660,6 +660,8 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
 
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+#: The dtypes scatter_reduce's amax and amin take (an order: no complex)
+_ORDERED = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 
 
 @public(method=True, inplace=True)
@@ -710,6 +712,8 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
             out = where(wk, out * ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape)), out)
         return out
     # amax / amin: the values without a graph, then gradients shared among the entries equal to them
+    # (PyTorch's kernel has no complex order)
+    check_dtype(f"scatter_gather_tensor_cpu_reduce_{reduce}", x, _ORDERED)
     pick = np.maximum if reduce == "amax" else np.minimum
     with no_grad():
         v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
@@ -793,10 +797,15 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     scan whose every step is a log-add-exp with the entries ``s`` places before; PyTorch's gradient."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
-    if x.dtype.kind == "c":  # (the formula, shifted by the largest real part along dim, held constant)
+    if x.dtype.kind == "c":
+        # differentiated as the formula, shifted by the largest real part along dim, held constant; its
+        # value PyTorch's scan's (whose imaginary parts keep their branch, not the logarithm's principal one)
         m = x.real.detach().amax(dim, keepdim=True) if x.ndim else x.real.detach()
         m = where(m.abs() == math.inf, m.new_zeros(()), m)
-        return saved_for_backward((x - m).exp().cumsum(dim).log() + m, x, output=True)
+        formula = saved_for_backward((x - m).exp().cumsum(dim).log() + m, x, output=True)
+        with no_grad():
+            value = _logcumsumexp(x.detach(), dim)
+        return with_gradient_of(value, formula)
     return _logcumsumexp(x, dim)
 
 

@@ -301,25 +301,28 @@ def _slice_norm(x: Tensor, p: float, others: tuple) -> Tensor:
 
 def _norm_backward(go: Tensor, x: Tensor, p: float, norm: Tensor, others: tuple) -> Tensor:
     """PyTorch's ``norm_backward``: ``go`` (one per slice) times the norm's derivative, its zero norms
-    masked after the division (so that, differentiated again, they are NaN, as PyTorch's)."""
+    masked after the division (so that, differentiated again, they are NaN, as PyTorch's); of a
+    complex ``x``, ``sgn`` for ``sign`` (the norm's conjugate Wirtinger derivative, as PyTorch's)."""
+    sign = x.sgn if x.dtype.kind == "c" else x.sign
     if p == 1:
-        return x.sign() * go
+        return sign() * go
     if p == 2:
         return go * where(norm == 0, 0.0, x / norm)
     a = x.abs()
     if math.isinf(p):
         hit = ((a == norm) | a.isnan()).astype(x.dtype)
-        return x.sign() * ((go / hit.sum(others, keepdim=True)) * hit)
+        return sign() * ((go / hit.sum(others, keepdim=True)) * hit)
     if p < 1:
-        return x.sign() * where(x == 0, 0.0, a ** (p - 1)) * go * norm ** (1 - p)
-    scaled = x.sign() * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+        return sign() * where(x == 0, 0.0, a ** (p - 1)) * go * norm ** (1 - p)
+    scaled = sign() * a ** (p - 1) if p < 2 else x * a ** (p - 2)
     return scaled * where(norm == 0, 0.0, go / norm ** (p - 1))
 
 
 def renorm_gradient(g: Tensor, x: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
     """PyTorch's ``renorm_backward`` in tensor ops: recorded (``create_graph``), its derivative is PyTorch's."""
     norm = _slice_norm(x, p, others)
-    nb = _norm_backward((x * g).sum(others, keepdim=True), x, p, norm, others)
+    xg = x.conj() * g if x.dtype.kind == "c" else x * g  # (the norm is real: of a complex x, the real part)
+    nb = _norm_backward((xg.real if x.dtype.kind == "c" else xg).sum(others, keepdim=True), x, p, norm, others)
     inverse = 1.0 / (norm + 1e-7)
     factor = inverse * maxnorm
     return where(norm > maxnorm, factor * g - (factor * inverse) * nb, g)
