@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,24 @@ HALF_IN_FLOAT32 = frozenset(
     "addcmul addcdiv exp2 avg_pool1d avg_pool2d batch_norm native_batch_norm instance_norm "
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear".split()
 )
+
+
+#: Public functions written here from other ops that PyTorch records as one node of its own: name ->
+#: the op whose node PyTorch's graph shows (``addmm`` -> ``AddmmBackward0``; ``fliplr`` -> ``flip``'s
+#: ``FlipBackward0``). ``public`` makes each a composite of that name, so its steps show as that one
+#: node (``engine.function.grad_fn_name``), with an edge to each tensor it reads from outside. (Not
+#: those PyTorch itself writes from others, as ``cov`` or ``kron``: their steps show in both graphs.)
+RECORDED_AS_ONE: dict[str, str] = {
+    **{n: n for n in (
+        "addbmm addcdiv addcmul addmm addmv addr baddbmm block_diag cdist cummax cummin deg2rad rad2deg dist erfc "
+        "exp2 flip fmax fmin gather kthvalue ldexp lerp log10 log2 logaddexp2 masked_fill masked_scatter "
+        "masked_select median nanmedian nan_to_num nansum put reciprocal roll rot90 rsqrt scatter scatter_add "
+        "select_scatter slice_scatter diagonal_scatter sort topk take trace tril triu std var var_mean std_mean "
+        "angle sgn index_add index_copy index_fill index_select index_reduce mode logsumexp diag_embed mvlgamma "
+        "ormqr pdist"
+    ).split()},
+    "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
+}  # fmt: skip
 
 
 def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
@@ -117,7 +136,8 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
                 if out is not None:
                     return out
             prev = _State.scope
-            _State.scope = Scope(name, "composite", prev)
+            _State.scope = s = Scope(name, "composite", prev)
+            s.reads = _reads((args, kw))
             try:
                 return reference(*args, **kw)
             finally:
@@ -128,6 +148,22 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
         return run
 
     return deco
+
+
+def _reads(args: Any, out: list | None = None) -> list[Any]:
+    """The edges PyTorch's node of an op has, from its arguments ``args`` (in order, within lists
+    and keywords): one per floating tensor, the node that made it, a weak reference to a leaf that
+    requires grad (its ``AccumulateGrad``), or None (a tensor without history that needs no gradient)."""
+    out = [] if out is None else out
+    if isinstance(args, (tuple, list)):
+        for a in args:
+            _reads(a, out)
+    elif isinstance(args, dict):
+        _reads(tuple(args.values()), out)
+    elif isinstance(args, _function.Tensor) and args.dtype.kind in "fc":
+        ctx = args._ctx
+        out.append(ctx if ctx is not None else weakref.ref(args) if args._requires_grad else None)
+    return out
 
 
 class FusedFunction(Function):

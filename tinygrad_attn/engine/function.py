@@ -583,8 +583,7 @@ class BackwardNode:
         node = self._node
         if not isinstance(node, Function) or not getattr(node, "reads_values", False):
             return {}
-        scope = getattr(node, "scope", None)
-        if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+        if op_scope(node) is not None:
             return {}  # (an op written from others: what its steps keep is not what PyTorch's node saves)
         names = _SAVED_INPUT_NAMES.get(type(self).__name__, ("self", "other"))
         out: dict[str, Any] = {}
@@ -754,9 +753,11 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
     and a product) passed through, as PyTorch's one node per op shows them: one edge per tensor it
     reads from outside (as PyTorch's one node has one per input), none for the constants its steps
     made inside. Each inner node is walked once (a long composite, ``ctc_loss``, has thousands)."""
-    scope = getattr(node, "scope", None)
-    if scope is None or scope.kind != "composite" or scope.name in _TORCH_DECOMPOSES:
+    scope = op_scope(node)
+    if scope is None:
         return list(node.next_functions)
+    if scope.reads is not None:  # (the op's arguments, as its call saw them)
+        return [(_read_edge(r), 0) for r in scope.reads]
     out: list[tuple[Any, int]] = []
     seen_edges: set[int] = set()
     seen_inner: set[int] = {id(node)}
@@ -777,6 +778,14 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
             seen_edges.add(id(n))
             out.append(e)
     return out
+
+
+def _read_edge(read: Any) -> Any:
+    """An edge of :attr:`Scope.reads <engine.switches.Scope.reads>` as ``next_functions`` shows it."""
+    if read.__class__ is weakref.ref:
+        leaf = read()
+        return AccumulateGrad(leaf) if leaf is not None else None
+    return read
 
 
 _NODE_CLASSES: dict[str, type] = {}
@@ -819,13 +828,24 @@ _TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_si
                                "gaussian_nll_loss", "kl_div", "pairwise_distance"))  # fmt: skip
 
 
+def op_scope(node: Any) -> Any:
+    """The op written from others that ``node`` is a step of, as PyTorch's graph shows it (one
+    node named for the op), or None: the outermost composite scope around the node, up to a module
+    or an op PyTorch itself writes from others (whose steps show, each as its own op's node)."""
+    found = None
+    s = getattr(node, "scope", None)
+    while s is not None and s.kind == "composite" and s.name not in _TORCH_DECOMPOSES:
+        found, s = s, s.parent
+    return found
+
+
 def grad_fn_name(node: Any) -> str:
     """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
     layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
     matrices ``MmBackward0``, of vectors ``DotBackward0``."""
     name = type(node).__name__
-    scope = getattr(node, "scope", None)
-    if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+    scope = op_scope(node)
+    if scope is not None:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
