@@ -51,6 +51,10 @@ RECORDED_AS_ONE: dict[str, str] = {
         "ormqr pdist"
     ).split()},
     "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
+    "cholesky": "cholesky", "cholesky_solve": "cholesky_solve", "cholesky_inverse": "cholesky_inverse",
+    "triangular_solve": "triangular_solve", "lu_unpack": "lu_unpack", "matrix_exp": "linalg_matrix_exp",
+    "det": "linalg_det", "slogdet": "linalg_slogdet", "qr": "linalg_qr",
+    "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
 }  # fmt: skip
 
 
@@ -139,9 +143,12 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
             _State.scope = s = Scope(name, "composite", prev)
             s.reads = _reads((args, kw))
             try:
-                return reference(*args, **kw)
+                out = reference(*args, **kw)
             finally:
                 _State.scope = prev
+            if isinstance(out, tuple):  # (several outputs: each is its output number of PyTorch's one node)
+                s.outputs = {id(o._ctx): i for i, o in enumerate(out) if isinstance(o, _function.Tensor) and o._ctx}
+            return out
 
         run.reference = reference  # type: ignore[attr-defined]
         run.composite_name = name  # type: ignore[attr-defined]

@@ -645,7 +645,9 @@ class BackwardNode:
         if type(node).__name__ in ("InPlace", "Restride"):  # (the op that made the new values is this node's own)
             inner = getattr(node.inputs[0], "_ctx", None) if node.inputs else None
             node = inner if inner is not None else node
-        out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
+        out = tuple(
+            (backward_node(n), _output_number(n)) if isinstance(n, Function) else (n, i) for n, i in _op_edges(node)
+        )
         inputs = getattr(node, "inputs", None) or ()
         if type(node).__name__ == "Affine" and len(out) in (2, 3):
             # (a linear layer: PyTorch's node is addmm(bias, x, weight.t()) or mm(x, weight.t()))
@@ -778,6 +780,14 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
             seen_edges.add(id(n))
             out.append(e)
     return out
+
+
+def _output_number(node: Function) -> int:
+    """Which output of PyTorch's node ``node`` stands for: its position among the outputs of the op
+    written from others that made it (``linalg.svd``'s ``Vh`` is output 2), else 0."""
+    scope = op_scope(node)
+    outputs = scope.outputs if scope is not None else None
+    return outputs.get(id(node), 0) if outputs else 0
 
 
 def _read_edge(read: Any) -> Any:
