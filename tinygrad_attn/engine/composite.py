@@ -53,6 +53,9 @@ RECORDED_AS_ONE: dict[str, str] = {
     "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
     "cholesky": "cholesky", "cholesky_solve": "cholesky_solve", "cholesky_inverse": "cholesky_inverse",
     "triangular_solve": "triangular_solve", "lu_unpack": "lu_unpack", "matrix_exp": "linalg_matrix_exp",
+    "transpose": "transpose", "split_with_sizes": "split_with_sizes", "unsafe_split": "unsafe_split",
+    "unsafe_chunk": "unsafe_split", "unsafe_split_with_sizes": "unsafe_split_with_sizes",
+    **{n: n for n in _function.VIEW_COPIES},  # (the view's node with _copy: PermuteBackward0_copy)
     "det": "linalg_det", "slogdet": "linalg_slogdet", "qr": "linalg_qr",
     "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
 }  # fmt: skip

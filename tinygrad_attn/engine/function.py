@@ -835,31 +835,47 @@ _AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
 # rest of the ops written from others here show as one node named for the op, as PyTorch's.
 _TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_similarity", "cosine_embedding_loss",
                                "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
-                               "gaussian_nll_loss", "kl_div", "pairwise_distance"))  # fmt: skip
+                               "gaussian_nll_loss", "kl_div", "pairwise_distance", "l1_loss"))  # fmt: skip
 
 
-def op_scope(node: Any) -> Any:
+#: PyTorch's copies of views, whose node is the view's with ``_copy`` (``PermuteBackward0_copy``); not
+#: ``narrow_copy`` or ``index_copy``, ops of their own (``NarrowCopyBackward0``)
+VIEW_COPIES = frozenset(
+    n + "_copy"
+    for n in "alias diagonal expand permute select slice split split_with_sizes squeeze t transpose unbind unfold "
+    "unsqueeze view".split()
+)
+
+
+def op_scope(node: Any, within: Any = None) -> Any:
     """The op written from others that ``node`` is a step of, as PyTorch's graph shows it (one
-    node named for the op), or None: the outermost composite scope around the node, up to a module
-    or an op PyTorch itself writes from others (whose steps show, each as its own op's node)."""
+    node named for the op), or None: the outermost composite scope around the node (inside scope
+    ``within``), up to a module or an op PyTorch itself writes from others (whose steps show, each
+    as its own op's node)."""
     found = None
     s = getattr(node, "scope", None)
-    while s is not None and s.kind == "composite" and s.name not in _TORCH_DECOMPOSES:
+    while s is not None and s is not within and s.kind == "composite" and s.name not in _TORCH_DECOMPOSES:
         found, s = s, s.parent
     return found
 
 
-def grad_fn_name(node: Any) -> str:
+def grad_fn_name(node: Any, within: Any = None) -> str:
     """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
     layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
-    matrices ``MmBackward0``, of vectors ``DotBackward0``."""
+    matrices ``MmBackward0``, of vectors ``DotBackward0``; the copy of a view (``permute_copy``, a
+    composite named in :data:`VIEW_COPIES`) the view's node with ``_copy`` (``PermuteBackward0_copy``)."""
     name = type(node).__name__
-    scope = op_scope(node)
+    scope = op_scope(node, within)
+    if scope is not None and scope.name in VIEW_COPIES:
+        inner = getattr(node.inputs[0], "_ctx", None) if getattr(node, "inputs", None) else None
+        if inner is not None and _within(getattr(inner, "scope", None), scope) and inner is not node:
+            return grad_fn_name(inner, scope) + "_copy"  # (the view's own node, which the copy clones)
+        return "".join(p[:1].upper() + p[1:] for p in scope.name[:-5].split("_")) + "Backward0_copy"
     if scope is not None:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
-    special = _overload_name(name, node)
+    special = _overload_name(name, node) if scope is None else None  # (a primitive's call: the overload's number)
     if special is not None:
         return special
     if name == "Affine" and shapes and len(shapes[0]) == 2:
