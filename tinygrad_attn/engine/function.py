@@ -827,7 +827,11 @@ def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None
 _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
                   "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "PowScalar": "Pow",
                   "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
-                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
+                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm",
+                  # (ops PyTorch has only in torch.special: its ATen op's special_ prefix)
+                  "Entr": "SpecialEntr", "Erfcx": "SpecialErfcx", "I0e": "SpecialI0e", "I1": "SpecialI1",
+                  "I1e": "SpecialI1e", "LogNdtr": "SpecialLogNdtr", "Ndtri": "SpecialNdtri",
+                  "Xlog1py": "SpecialXlog1py"}  # fmt: skip
 
 
 _AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
