@@ -50,6 +50,7 @@ RECORDED_AS_ONE: dict[str, str] = {
         "angle sgn index_add index_copy index_fill index_select index_reduce mode logsumexp diag_embed mvlgamma "
         "ormqr pdist"
     ).split()},
+    **{n: n for n in "round clamp clamp_min clamp_max fmod remainder".split()},
     "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
     "cholesky": "cholesky", "cholesky_solve": "cholesky_solve", "cholesky_inverse": "cholesky_inverse",
     "triangular_solve": "triangular_solve", "lu_unpack": "lu_unpack", "matrix_exp": "linalg_matrix_exp",
@@ -59,6 +60,32 @@ RECORDED_AS_ONE: dict[str, str] = {
     "det": "linalg_det", "slogdet": "linalg_slogdet", "qr": "linalg_qr",
     "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
 }  # fmt: skip
+
+
+#: PyTorch's overload numbers of ops written here from others (the rest: 0): op -> (rule, parameters).
+#: ``"given"``: 1 where one of them is given (``mean(x, 0)`` ``MeanBackward1``, ``round(x, decimals=2)``);
+#: ``"tensor"``: 1 where one of them is a tensor (``clamp_min(x, t)`` ``ClampMinBackward1``, ``masked_fill``
+#: of a tensor value); ``"number"``: 1 where none is (``clamp(x, 0)`` ``ClampBackward1``, ``clamp(x, t)`` 0).
+OVERLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mean": ("given", ("axis",)), "prod": ("given", ("dim",)), "median": ("given", ("dim",)),
+    "nanmedian": ("given", ("dim",)), "round": ("given", ("decimals",)), "clamp": ("number", ("min", "max")),
+    "clamp_min": ("tensor", ("min",)), "clamp_max": ("tensor", ("max",)), "masked_fill": ("tensor", ("value",)),
+    "index_fill": ("tensor", ("value",)), "fmod": ("tensor", ("other",)), "remainder": ("tensor", ("other",)),
+}  # fmt: skip
+
+
+def _overload(rule: tuple[str, tuple[str, ...]], params: dict[str, inspect.Parameter], args: tuple, kw: dict) -> int:
+    """The overload number ``rule`` (of :data:`OVERLOADS`) gives a call of ``args``, ``kw``."""
+    kind, names = rule
+    values = []
+    for n in names:
+        p = params[n]
+        i = list(params).index(n)
+        values.append(kw[n] if n in kw else args[i] if i < len(args) else p.default)
+    if kind == "given":
+        return int(any(v is not None and v is not params[n].default for n, v in zip(names, values)))
+    tensors = any(isinstance(v, _function.Tensor) for v in values)
+    return int(tensors) if kind == "tensor" else int(not tensors)
 
 
 def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
@@ -129,9 +156,11 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
     """
 
     half = name in HALF_IN_FLOAT32
+    rule = OVERLOADS.get(name)
 
     def deco(reference: Callable[..., Tensor]) -> Callable[..., Tensor]:
-        params = list(inspect.signature(reference).parameters) if half else []
+        signature = dict(inspect.signature(reference).parameters) if half or rule else {}
+        params = list(signature)
         inplace_at = params.index("inplace") if "inplace" in params else None
 
         @functools.wraps(reference)
@@ -145,6 +174,8 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
             prev = _State.scope
             _State.scope = s = Scope(name, "composite", prev)
             s.reads = _reads((args, kw))
+            if rule is not None:
+                s.overload = _overload(rule, signature, args, kw)
             try:
                 out = reference(*args, **kw)
             finally:

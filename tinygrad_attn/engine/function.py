@@ -890,7 +890,7 @@ def grad_fn_name(node: Any, within: Any = None) -> str:
         name = "Mm" if len(shapes[0]) == 2 else "Dot"
     name = _GRAD_FN_NAMES.get(name, name)
     # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
-    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + "Backward0"
+    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + f"Backward{scope.overload if scope is not None else 0}"
 
 
 # In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)

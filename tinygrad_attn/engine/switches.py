@@ -387,7 +387,7 @@ class Scope:
     recording it costs one attribute read. ``path`` is built only when asked for.
     """
 
-    __slots__ = ("name", "kind", "parent", "module", "reads", "outputs", "__weakref__")
+    __slots__ = ("name", "kind", "parent", "module", "reads", "outputs", "overload", "__weakref__")
 
     def __init__(self, name: str, kind: str, parent: Scope | None, module: Any = None) -> None:
         self.name = name
@@ -399,6 +399,8 @@ class Scope:
         self.reads: list[Any] | None = None
         #: a composite op of several outputs: ``id`` of the node that made each -> its position
         self.outputs: dict[int, int] | None = None
+        #: a composite op's PyTorch overload number (``MeanBackward1``: ``mean`` over a dim)
+        self.overload = 0
 
     def chain(self) -> list[Scope]:
         """This scope and its parents, outermost first."""
