@@ -114,6 +114,10 @@ _FFT = (
     "PyTorch records FftC2C/FftR2C/FftC2RBackward0 (and its own pads and slices); here every transform is one "
     "FFTN op with the real/complex conversions and crops around it, which show as their steps"
 )
+_UNBATCHED = (
+    "an unbatched input: PyTorch adds the batch axis and takes it off again around its node (SqueezeBackward1 "
+    "over the op over UnsqueezeBackward0); here the op reads the input as it is"
+)
 KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
@@ -146,14 +150,12 @@ KNOWN: dict[str, str] = {
     "aminmax": _steps("AminmaxBackward0", "MinBackward1"),
     "bernoulli": _no_node_here("BernoulliBackward0"),
     "bfloat16": _raises("TypeError"),
-    "bmm": _steps("BmmBackward0", "MatmulBackward0"),
     "cartesian_prod": _edges("StackBackward0"),
     "column_stack": _edges("CatBackward0"),
     "combinations": _steps("StackBackward0", "SavedBackward0"),
     "constant_pad_nd": _steps("ConstantPadNdBackward0", "CatBackward0"),
     "corrcoef": _edges("DivBackward0"),
     "cov": _steps("SqueezeBackward0", "ViewBackward0"),
-    "cross": _steps("LinalgCrossBackward0", "StackBackward0"),
     "cumulative_trapezoid": _steps("DivBackward1", "CumsumBackward0"),
     "diag": _steps("DiagEmbedBackward0", "WhereBackward0"),
     "diagflat": _steps("DiagEmbedBackward0", "UnsqueezeBackward0"),
@@ -179,12 +181,10 @@ KNOWN: dict[str, str] = {
     "linalg.vander": _steps("CatBackward0", "StackBackward0"),
     "linalg.vecdot": _steps("VdotBackward0", "SumBackward1"),
     "lu_solve": _steps("LinalgLuSolveBackward0", "SavedWithOutputBackward0"),
-    "matmul": _steps("MvBackward0", "MatmulBackward0"),
     "max.reduction_with_dim": _steps("MaxBackward0", "ViewBackward0"),
     "meshgrid.list_of_tensors": _steps("ExpandBackward0", "ViewBackward0"),
     "meshgrid.variadic_tensors": _steps("ExpandBackward0", "ViewBackward0"),
     "min.reduction_with_dim": _steps("MinBackward0", "ViewBackward0"),
-    "mv": _steps("MvBackward0", "MatmulBackward0"),
     "nanmean": _steps("DivBackward0", "SavedBackward0"),
     "nanquantile": _steps("SqueezeBackward4", "SelectBackward0"),
     "narrow_copy": _steps("NarrowCopyBackward0", "CloneBackward0"),
@@ -193,18 +193,17 @@ KNOWN: dict[str, str] = {
     "native_layer_norm": _steps("NativeLayerNormBackward0", "SavedBackward0"),
     "nextafter": _steps("NextafterBackward0", "GradientOfBackward0"),
     "nn.functional.adaptive_avg_pool1d": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
-    "nn.functional.adaptive_avg_pool2d": _steps("AdaptiveAvgPool2DBackward0", "AdaptiveAveragePooling2DBackward0"),
+    "nn.functional.adaptive_avg_pool2d": "an unbatched input: PyTorch's node reads it as it is; here the op adds the "
+    "batch axis and takes it off again around its node (ViewBackward0 over it over UnsqueezeBackward0)",
     "nn.functional.adaptive_max_pool1d": _steps("SqueezeBackward1", "AdaptiveMaxPool1DBackward0"),
     "nn.functional.avg_pool1d": _steps("SqueezeBackward1", "AveragePooling1DBackward0"),
-    "nn.functional.avg_pool2d": _steps("AvgPool2DBackward0", "AveragePooling2DBackward0"),
-    "nn.functional.avg_pool3d": _steps("AvgPool3DBackward0", "AveragePooling3DBackward0"),
     "nn.functional.batch_norm": _no_node_here("NativeBatchNormBackward0"),
     "nn.functional.batch_norm.without_cudnn": _no_node_here("NativeBatchNormBackward0"),
     "nn.functional.bilinear": _steps("AddBackward0", "BilinearBackward0"),
     "nn.functional.channel_shuffle": _steps("ChannelShuffleBackward0", "ViewBackward0"),
-    "nn.functional.conv1d": _steps("ConvolutionBackward0", "Convolution1DBackward0"),
-    "nn.functional.conv2d": _steps("ConvolutionBackward0", "Convolution2DBackward0"),
-    "nn.functional.conv3d": _steps("ConvolutionBackward0", "Convolution3DBackward0"),
+    "nn.functional.conv1d": _UNBATCHED,
+    "nn.functional.conv2d": _UNBATCHED,
+    "nn.functional.conv3d": _UNBATCHED,
     "nn.functional.conv_transpose1d": _steps("ConvolutionBackward0", "SavedBackward0"),
     "nn.functional.conv_transpose2d": _no_node_here("ConvolutionBackward0"),
     "nn.functional.conv_transpose3d": _no_node_here("ConvolutionBackward0"),
@@ -218,7 +217,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.gaussian_nll_loss": _edges("MulBackward0"),
     "nn.functional.glu": _steps("GluBackward0", "MulBackward0"),
     "nn.functional.grid_sample": _steps("GridSampler2DBackward0", "SavedBackward0"),
-    "nn.functional.group_norm": _steps("NativeGroupNormBackward0", "GroupNormBackward0"),
     "nn.functional.hinge_embedding_loss": _edges("AddBackward0"),
     "nn.functional.instance_norm": _no_node_here("ViewBackward0"),
     "nn.functional.interpolate.area": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
@@ -234,11 +232,8 @@ KNOWN: dict[str, str] = {
     "nn.functional.linear_cross_entropy.chunked": _no_node_here("SqueezeBackward1"),
     "nn.functional.linear_cross_entropy.chunked_none": _no_node_here("SqueezeBackward1"),
     "nn.functional.local_response_norm": _steps("DivBackward0", "LocalResponseNormBackward0"),
-    "nn.functional.logsigmoid": _steps("LogSigmoidBackward0", "LogsigmoidBackward0"),
     "nn.functional.margin_ranking_loss": _edges("SumBackward0"),
     "nn.functional.max_pool1d": _steps("SqueezeBackward1", "MaxPooling1DBackward0"),
-    "nn.functional.max_pool2d": _steps("MaxPool2DWithIndicesBackward0", "MaxPooling2DBackward0"),
-    "nn.functional.max_pool3d": _steps("MaxPool3DWithIndicesBackward0", "MaxPooling3DBackward0"),
     "nn.functional.max_unpool1d": _steps("SqueezeBackward1", "ViewBackward0"),
     "nn.functional.max_unpool1d.grad": _steps("SqueezeBackward1", "ViewBackward0"),
     "nn.functional.max_unpool2d": _steps("MaxUnpool2DBackward0", "ViewBackward0"),
@@ -257,11 +252,8 @@ KNOWN: dict[str, str] = {
     "nn.functional.pixel_shuffle": _steps("PixelShuffleBackward0", "CloneBackward0"),
     "nn.functional.pixel_unshuffle": _steps("PixelUnshuffleBackward0", "CloneBackward0"),
     "nn.functional.poisson_nll_loss": _no_node_here("AddBackward0"),
-    "nn.functional.prelu": _steps("PreluKernelBackward0", "PreluBackward0"),
     "nn.functional.rms_norm": _steps("MulBackward0", "RmsNormBackward0"),
-    "nn.functional.rrelu": _steps("RreluWithNoiseBackward0", "RreluBackward0"),
     "nn.functional.scaled_dot_product_attention": _steps("UnsafeViewBackward0", "AttentionBackward0"),
-    "nn.functional.selu": _steps("EluBackward0", "SeluBackward0"),
     "nn.functional.soft_margin_loss": _steps("SoftMarginLossBackward0", "MeanBackward0"),
     "nn.functional.triplet_margin_loss": _edges("MeanBackward0"),
     "nn.functional.unfold": _steps("Im2ColBackward0", "ViewBackward0"),
@@ -283,7 +275,6 @@ KNOWN: dict[str, str] = {
     "trapezoid": _steps("DivBackward1", "DivBackward0"),
     "trapz": _steps("DivBackward1", "DivBackward0"),
     "unfold_copy": _steps("UnfoldBackward0_copy", "CloneBackward0"),
-    "vdot": _steps("VdotBackward0", "DotBackward0"),
     "where": _edges("WhereBackward0"),
     "zero_": _steps("ZeroBackward0", "FillBackward2"),
 }

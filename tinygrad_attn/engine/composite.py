@@ -51,6 +51,7 @@ RECORDED_AS_ONE: dict[str, str] = {
         "ormqr pdist"
     ).split()},
     **{n: n for n in "round clamp clamp_min clamp_max fmod remainder".split()},
+    "cross": "linalg_cross", "bmm": "bmm", "mv": "mv", "vdot": "vdot",
     "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
     "cholesky": "cholesky", "cholesky_solve": "cholesky_solve", "cholesky_inverse": "cholesky_inverse",
     "triangular_solve": "triangular_solve", "lu_unpack": "lu_unpack", "matrix_exp": "linalg_matrix_exp",

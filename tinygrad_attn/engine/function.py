@@ -831,9 +831,16 @@ _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAl
                   # (ops PyTorch has only in torch.special: its ATen op's special_ prefix)
                   "Entr": "SpecialEntr", "Erfcx": "SpecialErfcx", "I0e": "SpecialI0e", "I1": "SpecialI1",
                   "I1e": "SpecialI1e", "LogNdtr": "SpecialLogNdtr", "Ndtri": "SpecialNdtri",
-                  "Xlog1py": "SpecialXlog1py"}  # fmt: skip
+                  "Xlog1py": "SpecialXlog1py",
+                  # (nn.functional's kernels as PyTorch's ATen ops name them)
+                  "Convolution1d": "Convolution", "Convolution2d": "Convolution", "Convolution3d": "Convolution",
+                  "AveragePooling2d": "AvgPool2d", "AveragePooling3d": "AvgPool3d",
+                  "AdaptiveAveragePooling2d": "AdaptiveAvgPool2d", "MaxPooling2d": "MaxPool2dWithIndices",
+                  "MaxPooling3d": "MaxPool3dWithIndices", "Logsigmoid": "LogSigmoid", "GroupNorm": "NativeGroupNorm",
+                  "Prelu": "PreluKernel", "Rrelu": "RreluWithNoise", "Selu": "Elu"}  # fmt: skip
 
 
+_PRODUCT_NAMES = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv"}  # (a product by the ranks of its operands)
 _AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
 # Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
 # rest of the ops written from others here show as one node named for the op, as PyTorch's.
@@ -886,8 +893,8 @@ def grad_fn_name(node: Any, within: Any = None) -> str:
         name = "Addmm" if len(shapes) == 3 else "Mm"
     elif name == "Affine" and shapes:
         name = "View"
-    elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
-        name = "Mm" if len(shapes[0]) == 2 else "Dot"
+    elif name == "Matmul" and len(shapes) == 2 and (ranks := tuple(map(len, shapes))) in _PRODUCT_NAMES:
+        name = _PRODUCT_NAMES[ranks]
     name = _GRAD_FN_NAMES.get(name, name)
     # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
     return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + f"Backward{scope.overload if scope is not None else 0}"
