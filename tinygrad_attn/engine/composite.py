@@ -174,7 +174,7 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
                     return out
             prev = _State.scope
             _State.scope = s = Scope(name, "composite", prev)
-            s.reads = _reads((args, kw))
+            s.reads = _reads((*args, *kw.values()) if kw else args)
             if rule is not None:
                 s.overload = _overload(rule, signature, args, kw)
             try:
@@ -192,20 +192,24 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
     return deco
 
 
-def _reads(args: Any, out: list | None = None) -> list[Any]:
+def _reads(args: tuple | list, out: list | None = None) -> list[Any]:
     """The edges PyTorch's node of an op has, from its arguments ``args`` (in order, within lists
     and keywords): one per floating tensor, the node that made it, a weak reference to a leaf that
     requires grad (its ``AccumulateGrad``), or None (a tensor without history that needs no gradient)."""
     out = [] if out is None else out
-    if isinstance(args, (tuple, list)):
-        for a in args:
+    tensor = _function.Tensor
+    for a in args:
+        if isinstance(a, tensor):
+            # (the array's dtype: cheaper than the tensor's, where it has a kind: array_api_strict's has none)
+            if (getattr(a._data.dtype, "kind", None) or a.dtype.kind) in "fc":
+                ctx = a._ctx
+                out.append(ctx if ctx is not None else weakref.ref(a) if a._requires_grad else None)
+        elif a.__class__ in _SEQUENCES:
             _reads(a, out)
-    elif isinstance(args, dict):
-        _reads(tuple(args.values()), out)
-    elif isinstance(args, _function.Tensor) and args.dtype.kind in "fc":
-        ctx = args._ctx
-        out.append(ctx if ctx is not None else weakref.ref(args) if args._requires_grad else None)
     return out
+
+
+_SEQUENCES = (tuple, list)
 
 
 class FusedFunction(Function):
