@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,59 @@ HALF_IN_FLOAT32 = frozenset(
     "addcmul addcdiv exp2 avg_pool1d avg_pool2d batch_norm native_batch_norm instance_norm "
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear".split()
 )
+
+
+#: Public functions written here from other ops that PyTorch records as one node of its own: name ->
+#: the op whose node PyTorch's graph shows (``addmm`` -> ``AddmmBackward0``; ``fliplr`` -> ``flip``'s
+#: ``FlipBackward0``). ``public`` makes each a composite of that name, so its steps show as that one
+#: node (``engine.function.grad_fn_name``), with an edge to each tensor it reads from outside. (Not
+#: those PyTorch itself writes from others, as ``cov`` or ``kron``: their steps show in both graphs.)
+RECORDED_AS_ONE: dict[str, str] = {
+    **{n: n for n in (
+        "addbmm addcdiv addcmul addmm addmv addr baddbmm block_diag cdist cummax cummin deg2rad rad2deg dist erfc "
+        "exp2 flip fmax fmin gather kthvalue ldexp lerp log10 log2 logaddexp2 masked_fill masked_scatter "
+        "masked_select median nanmedian nan_to_num nansum put reciprocal roll rot90 rsqrt scatter scatter_add "
+        "select_scatter slice_scatter diagonal_scatter sort topk take trace tril triu std var var_mean std_mean "
+        "angle sgn index_add index_copy index_fill index_select index_reduce mode logsumexp diag_embed mvlgamma "
+        "ormqr pdist"
+    ).split()},
+    **{n: n for n in "round clamp clamp_min clamp_max fmod remainder".split()},
+    "cross": "linalg_cross", "bmm": "bmm", "mv": "mv", "vdot": "vdot",
+    "fliplr": "flip", "flipud": "flip", "tile": "repeat", "square": "pow", "take_along_dim": "gather",
+    "cholesky": "cholesky", "cholesky_solve": "cholesky_solve", "cholesky_inverse": "cholesky_inverse",
+    "triangular_solve": "triangular_solve", "lu_unpack": "lu_unpack", "matrix_exp": "linalg_matrix_exp",
+    "transpose": "transpose", "split_with_sizes": "split_with_sizes", "unsafe_split": "unsafe_split",
+    "unsafe_chunk": "unsafe_split", "unsafe_split_with_sizes": "unsafe_split_with_sizes",
+    **{n: n for n in _function.VIEW_COPIES},  # (the view's node with _copy: PermuteBackward0_copy)
+    "det": "linalg_det", "slogdet": "linalg_slogdet", "qr": "linalg_qr",
+    "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
+}  # fmt: skip
+
+
+#: PyTorch's overload numbers of ops written here from others (the rest: 0): op -> (rule, parameters).
+#: ``"given"``: 1 where one of them is given (``mean(x, 0)`` ``MeanBackward1``, ``round(x, decimals=2)``);
+#: ``"tensor"``: 1 where one of them is a tensor (``clamp_min(x, t)`` ``ClampMinBackward1``, ``masked_fill``
+#: of a tensor value); ``"number"``: 1 where none is (``clamp(x, 0)`` ``ClampBackward1``, ``clamp(x, t)`` 0).
+OVERLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mean": ("given", ("axis",)), "prod": ("given", ("dim",)), "median": ("given", ("dim",)),
+    "nanmedian": ("given", ("dim",)), "round": ("given", ("decimals",)), "clamp": ("number", ("min", "max")),
+    "clamp_min": ("tensor", ("min",)), "clamp_max": ("tensor", ("max",)), "masked_fill": ("tensor", ("value",)),
+    "index_fill": ("tensor", ("value",)), "fmod": ("tensor", ("other",)), "remainder": ("tensor", ("other",)),
+}  # fmt: skip
+
+
+def _overload(rule: tuple[str, tuple[str, ...]], params: dict[str, inspect.Parameter], args: tuple, kw: dict) -> int:
+    """The overload number ``rule`` (of :data:`OVERLOADS`) gives a call of ``args``, ``kw``."""
+    kind, names = rule
+    values = []
+    for n in names:
+        p = params[n]
+        i = list(params).index(n)
+        values.append(kw[n] if n in kw else args[i] if i < len(args) else p.default)
+    if kind == "given":
+        return int(any(v is not None and v is not params[n].default for n, v in zip(names, values)))
+    tensors = any(isinstance(v, _function.Tensor) for v in values)
+    return int(tensors) if kind == "tensor" else int(not tensors)
 
 
 def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
@@ -103,9 +157,11 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
     """
 
     half = name in HALF_IN_FLOAT32
+    rule = OVERLOADS.get(name)
 
     def deco(reference: Callable[..., Tensor]) -> Callable[..., Tensor]:
-        params = list(inspect.signature(reference).parameters) if half else []
+        signature = dict(inspect.signature(reference).parameters) if half or rule else {}
+        params = list(signature)
         inplace_at = params.index("inplace") if "inplace" in params else None
 
         @functools.wraps(reference)
@@ -117,17 +173,43 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
                 if out is not None:
                     return out
             prev = _State.scope
-            _State.scope = Scope(name, "composite", prev)
+            _State.scope = s = Scope(name, "composite", prev)
+            s.reads = _reads((*args, *kw.values()) if kw else args)
+            if rule is not None:
+                s.overload = _overload(rule, signature, args, kw)
             try:
-                return reference(*args, **kw)
+                out = reference(*args, **kw)
             finally:
                 _State.scope = prev
+            if isinstance(out, tuple):  # (several outputs: each is its output number of PyTorch's one node)
+                s.outputs = {id(o._ctx): i for i, o in enumerate(out) if isinstance(o, _function.Tensor) and o._ctx}
+            return out
 
         run.reference = reference  # type: ignore[attr-defined]
         run.composite_name = name  # type: ignore[attr-defined]
         return run
 
     return deco
+
+
+def _reads(args: tuple | list, out: list | None = None) -> list[Any]:
+    """The edges PyTorch's node of an op has, from its arguments ``args`` (in order, within lists
+    and keywords): one per floating tensor, the node that made it, a weak reference to a leaf that
+    requires grad (its ``AccumulateGrad``), or None (a tensor without history that needs no gradient)."""
+    out = [] if out is None else out
+    tensor = _function.Tensor
+    for a in args:
+        if isinstance(a, tensor):
+            # (the array's dtype: cheaper than the tensor's, where it has a kind: array_api_strict's has none)
+            if (getattr(a._data.dtype, "kind", None) or a.dtype.kind) in "fc":
+                ctx = a._ctx
+                out.append(ctx if ctx is not None else weakref.ref(a) if a._requires_grad else None)
+        elif a.__class__ in _SEQUENCES:
+            _reads(a, out)
+    return out
+
+
+_SEQUENCES = (tuple, list)
 
 
 class FusedFunction(Function):

@@ -112,7 +112,7 @@ def public(
             f = accepts(dtypes, operands, name=key)(f)
         if key in REAL_ONLY and not isinstance(f, property):  # (PyTorch's error for a complex tensor)
             f = refusing_complex(key, f, _dtype_rules[0] if _dtype_rules else NotImplementedError)
-        f = _in_float32_where_pytorch_is(key, f)
+        f = _in_float32_where_pytorch_is(key, _one_node_where_pytorch_records_one(key, f))
         if inspect.isfunction(f):
             f = typed(f, key, first=functional)
         twin = inplace or inplace_function
@@ -139,6 +139,16 @@ def _in_float32_where_pytorch_is(key: str, f: Any) -> Any:
     if key not in HALF_IN_FLOAT32 or isinstance(f, property) or hasattr(f, "composite_name"):
         return f
     return half_in_float32(f)
+
+
+def _one_node_where_pytorch_records_one(key: str, f: Any) -> Any:
+    """``f`` as one node of PyTorch's name in the backward graph where ``key`` is an op PyTorch
+    records as one node and ours is written from others (``engine.composite.RECORDED_AS_ONE``)."""
+    from .composite import RECORDED_AS_ONE, composite  # noqa: PLC0415 (composite imports the engine)
+
+    if key not in RECORDED_AS_ONE or isinstance(f, property) or hasattr(f, "composite_name"):
+        return f
+    return composite(RECORDED_AS_ONE[key])(f)
 
 
 def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration) -> None:

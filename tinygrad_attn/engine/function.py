@@ -586,8 +586,7 @@ class BackwardNode:
         node = self._node
         if not isinstance(node, Function) or not getattr(node, "reads_values", False):
             return {}
-        scope = getattr(node, "scope", None)
-        if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+        if op_scope(node) is not None:
             return {}  # (an op written from others: what its steps keep is not what PyTorch's node saves)
         names = _SAVED_INPUT_NAMES.get(type(self).__name__, ("self", "other"))
         out: dict[str, Any] = {}
@@ -649,7 +648,9 @@ class BackwardNode:
         if type(node).__name__ in ("InPlace", "Restride"):  # (the op that made the new values is this node's own)
             inner = getattr(node.inputs[0], "_ctx", None) if node.inputs else None
             node = inner if inner is not None else node
-        out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
+        out = tuple(
+            (backward_node(n), _output_number(n)) if isinstance(n, Function) else (n, i) for n, i in _op_edges(node)
+        )
         inputs = getattr(node, "inputs", None) or ()
         if type(node).__name__ == "Affine" and len(out) in (2, 3):
             # (a linear layer: PyTorch's node is addmm(bias, x, weight.t()) or mm(x, weight.t()))
@@ -757,9 +758,11 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
     and a product) passed through, as PyTorch's one node per op shows them: one edge per tensor it
     reads from outside (as PyTorch's one node has one per input), none for the constants its steps
     made inside. Each inner node is walked once (a long composite, ``ctc_loss``, has thousands)."""
-    scope = getattr(node, "scope", None)
-    if scope is None or scope.kind != "composite" or scope.name in _TORCH_DECOMPOSES:
+    scope = op_scope(node)
+    if scope is None:
         return list(node.next_functions)
+    if scope.reads is not None:  # (the op's arguments, as its call saw them)
+        return [(_read_edge(r), 0) for r in scope.reads]
     out: list[tuple[Any, int]] = []
     seen_edges: set[int] = set()
     seen_inner: set[int] = {id(node)}
@@ -780,6 +783,22 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
             seen_edges.add(id(n))
             out.append(e)
     return out
+
+
+def _output_number(node: Function) -> int:
+    """Which output of PyTorch's node ``node`` stands for: its position among the outputs of the op
+    written from others that made it (``linalg.svd``'s ``Vh`` is output 2), else 0."""
+    scope = op_scope(node)
+    outputs = scope.outputs if scope is not None else None
+    return outputs.get(id(node), 0) if outputs else 0
+
+
+def _read_edge(read: Any) -> Any:
+    """An edge of :attr:`Scope.reads <engine.switches.Scope.reads>` as ``next_functions`` shows it."""
+    if read.__class__ is weakref.ref:
+        leaf = read()
+        return AccumulateGrad(leaf) if leaf is not None else None
+    return read
 
 
 _NODE_CLASSES: dict[str, type] = {}
@@ -811,39 +830,77 @@ def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None
 _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
                   "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "PowScalar": "Pow",
                   "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
-                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
+                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm",
+                  # (ops PyTorch has only in torch.special: its ATen op's special_ prefix)
+                  "Entr": "SpecialEntr", "Erfcx": "SpecialErfcx", "I0e": "SpecialI0e", "I1": "SpecialI1",
+                  "I1e": "SpecialI1e", "LogNdtr": "SpecialLogNdtr", "Ndtri": "SpecialNdtri",
+                  "Xlog1py": "SpecialXlog1py",
+                  # (nn.functional's kernels as PyTorch's ATen ops name them)
+                  "Convolution1d": "Convolution", "Convolution2d": "Convolution", "Convolution3d": "Convolution",
+                  "AveragePooling2d": "AvgPool2d", "AveragePooling3d": "AvgPool3d",
+                  "AdaptiveAveragePooling2d": "AdaptiveAvgPool2d", "MaxPooling2d": "MaxPool2dWithIndices",
+                  "MaxPooling3d": "MaxPool3dWithIndices", "Logsigmoid": "LogSigmoid", "GroupNorm": "NativeGroupNorm",
+                  "Prelu": "PreluKernel", "Rrelu": "RreluWithNoise", "Selu": "Elu"}  # fmt: skip
 
 
+_PRODUCT_NAMES = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv"}  # (a product by the ranks of its operands)
 _AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
 # Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
 # rest of the ops written from others here show as one node named for the op, as PyTorch's.
 _TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_similarity", "cosine_embedding_loss",
                                "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
-                               "gaussian_nll_loss", "kl_div", "pairwise_distance"))  # fmt: skip
+                               "gaussian_nll_loss", "kl_div", "pairwise_distance", "l1_loss"))  # fmt: skip
 
 
-def grad_fn_name(node: Any) -> str:
+#: PyTorch's copies of views, whose node is the view's with ``_copy`` (``PermuteBackward0_copy``); not
+#: ``narrow_copy`` or ``index_copy``, ops of their own (``NarrowCopyBackward0``)
+VIEW_COPIES = frozenset(
+    n + "_copy"
+    for n in "alias diagonal expand permute select slice split split_with_sizes squeeze t transpose unbind unfold "
+    "unsqueeze view".split()
+)
+
+
+def op_scope(node: Any, within: Any = None) -> Any:
+    """The op written from others that ``node`` is a step of, as PyTorch's graph shows it (one
+    node named for the op), or None: the outermost composite scope around the node (inside scope
+    ``within``), up to a module or an op PyTorch itself writes from others (whose steps show, each
+    as its own op's node)."""
+    found = None
+    s = getattr(node, "scope", None)
+    while s is not None and s is not within and s.kind == "composite" and s.name not in _TORCH_DECOMPOSES:
+        found, s = s, s.parent
+    return found
+
+
+def grad_fn_name(node: Any, within: Any = None) -> str:
     """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
     layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
-    matrices ``MmBackward0``, of vectors ``DotBackward0``."""
+    matrices ``MmBackward0``, of vectors ``DotBackward0``; the copy of a view (``permute_copy``, a
+    composite named in :data:`VIEW_COPIES`) the view's node with ``_copy`` (``PermuteBackward0_copy``)."""
     name = type(node).__name__
-    scope = getattr(node, "scope", None)
-    if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+    scope = op_scope(node, within)
+    if scope is not None and scope.name in VIEW_COPIES:
+        inner = getattr(node.inputs[0], "_ctx", None) if getattr(node, "inputs", None) else None
+        if inner is not None and _within(getattr(inner, "scope", None), scope) and inner is not node:
+            return grad_fn_name(inner, scope) + "_copy"  # (the view's own node, which the copy clones)
+        return "".join(p[:1].upper() + p[1:] for p in scope.name[:-5].split("_")) + "Backward0_copy"
+    if scope is not None:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
-    special = _overload_name(name, node)
+    special = _overload_name(name, node) if scope is None else None  # (a primitive's call: the overload's number)
     if special is not None:
         return special
     if name == "Affine" and shapes and len(shapes[0]) == 2:
         name = "Addmm" if len(shapes) == 3 else "Mm"
     elif name == "Affine" and shapes:
         name = "View"
-    elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
-        name = "Mm" if len(shapes[0]) == 2 else "Dot"
+    elif name == "Matmul" and len(shapes) == 2 and (ranks := tuple(map(len, shapes))) in _PRODUCT_NAMES:
+        name = _PRODUCT_NAMES[ranks]
     name = _GRAD_FN_NAMES.get(name, name)
     # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
-    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + "Backward0"
+    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + f"Backward{scope.overload if scope is not None else 0}"
 
 
 # In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)

@@ -387,13 +387,20 @@ class Scope:
     recording it costs one attribute read. ``path`` is built only when asked for.
     """
 
-    __slots__ = ("name", "kind", "parent", "module", "__weakref__")
+    __slots__ = ("name", "kind", "parent", "module", "reads", "outputs", "overload", "__weakref__")
 
     def __init__(self, name: str, kind: str, parent: Scope | None, module: Any = None) -> None:
         self.name = name
         self.kind = kind
         self.parent = parent
         self.module = module
+        #: a composite op's floating arguments as its graph edges: the node that made each, a weak
+        #: reference to a leaf that requires grad, or None (None: not known)
+        self.reads: list[Any] | None = None
+        #: a composite op of several outputs: ``id`` of the node that made each -> its position
+        self.outputs: dict[int, int] | None = None
+        #: a composite op's PyTorch overload number (``MeanBackward1``: ``mean`` over a dim)
+        self.overload = 0
 
     def chain(self) -> list[Scope]:
         """This scope and its parents, outermost first."""

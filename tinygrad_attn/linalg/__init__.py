@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import ops
+from ..engine.composite import composite
 from ..engine.declare import accepts, public
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import same_dtype
@@ -221,12 +222,14 @@ def logdet(input: Tensor) -> Tensor:  # noqa: A002
     return where(sign < 0, float("nan"), lad)
 
 
+@composite("linalg_inv_ex")
 def inv(A: Tensor) -> Tensor:  # noqa: N803
     """The inverse of each square matrix (``LinAlgError`` for a singular one)."""
     x = _matrices(A, "inv", square=True)
     return _inverted(x, "inv", lambda: ops.Inv.apply(x))
 
 
+@composite("linalg_inv_ex")
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
     """``(inverse, info)``: :func:`inv` and an int32 per matrix, 0 or (for a singular one) the 1-based
     index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
@@ -270,6 +273,7 @@ def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: 
     return _wrap(a, back(out.reshape(batch + (n, k)))), _wrap(a, back(info.reshape(batch)))
 
 
+@composite("linalg_solve_ex")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``); ``B`` a batch of matrices or of vectors
     (``(..., n)``, where its batch shape is ``A``'s), batches broadcast."""
@@ -290,6 +294,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     return x.squeeze(-1) if vector else x
 
 
+@composite("linalg_solve_triangular")
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Tensor:  # fmt: skip
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for a triangular ``A`` (``upper`` or
@@ -317,6 +322,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     return saved_for_backward(solve(t, b, left=left), a, output=True)  # (PyTorch's keeps A and the solution)
 
 
+@composite("linalg_solve_ex")
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803
     """``(result, info)``: :func:`solve` and an int32 per system, 0 or (for a singular ``A``) the 1-based
     index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
@@ -357,6 +363,7 @@ def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
                        f"positive-definite (the leading minor of order {flat[i]} is not positive-definite).")  # fmt: skip
 
 
+@composite("linalg_cholesky_ex")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The lower Cholesky factor ``L`` (``A = L L^H``) of each Hermitian (symmetric) positive-definite matrix
     (its lower triangle is read); ``upper=True``: ``L^H``."""
@@ -368,6 +375,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     return L.mH if upper else L
 
 
+@composite("linalg_cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:  # noqa: N803
     """``(L, info)``: :func:`cholesky` and an int32 per matrix, 0 or the order of the first leading
     minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
@@ -389,6 +397,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
 
 # -- eigenvalues and singular values ---------------------------------------------------
+@composite("linalg_eigh")
 def eigh(A: Tensor, UPLO: str = "L") -> Eigh:  # noqa: N803
     """The eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, read from its
     lower (``UPLO='L'``) or upper triangle."""
@@ -406,6 +415,7 @@ def _general_square(A: Any, op: str) -> Tensor:  # noqa: N803
     return x
 
 
+@composite("linalg_eig")
 def eig(A: Tensor) -> Eig:  # noqa: N803
     """The eigenvalues and eigenvectors (columns) of each general square matrix, always complex (complex64 for
     float32 input), as LAPACK's ``geev`` gives them: each eigenvector of unit norm with its largest entry
@@ -415,12 +425,14 @@ def eig(A: Tensor) -> Eig:  # noqa: N803
     return Eig(ops.EigValues.apply(x), ops.EigVectors.apply(x))
 
 
+@composite("linalg_eig")
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of each general square matrix, always complex, as :func:`eig`'s."""
     x = _general_square(A, "eigvals")
     return saved_for_backward(ops.EigValues.apply(x), x)
 
 
+@composite("linalg_eigh")
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix."""
     x = _matrices(A, "eigvalsh", square=True)
@@ -448,6 +460,7 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
 
 
+@composite("linalg_svd")
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
     gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
@@ -463,6 +476,7 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     return saved_for_backward(_svd_factors(x, False).S, output=True)
 
 
+@composite("linalg_svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVD:  # noqa: N803
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients as PyTorch's (``ops.SvdFactor``):
     of every factor, the complete ``U``'s and ``Vh``'s extra columns and rows taking none; infinite or
@@ -470,6 +484,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     return _svd_factors(_matrices(A, "svd"), full_matrices)
 
 
+@composite("linalg_qr")
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q``'s columns orthonormal, ``R`` upper triangular (``mode``:
     ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients as PyTorch's (``ops.QrPacked``;
@@ -517,6 +532,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     return QR(Q, R)
 
 
+@composite("linalg_pinv")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
     ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower
@@ -565,6 +581,7 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: boo
     return Tensor(np.asarray((s > np.maximum(at, rt * big)).sum(-1), np.int64), device=x._dev)
 
 
+@composite("linalg_lstsq")
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:  # noqa: N803
     """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and the other
     fields as PyTorch's ``driver`` fills them: the rank (not ``gels``, which assumes it full), the
@@ -594,6 +611,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 
 
 # -- norms -----------------------------------------------------------------------------
+@composite("linalg_vector_norm")
 def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """:func:`_vector_norm`, keeping its input and result for the backward, as PyTorch's (a
     float16 norm is computed in float32 and rounded once, as there)."""
@@ -744,6 +762,7 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
 
 
 @accepts("numeric")
+@composite("linalg_cross")
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (default the last), the inputs broadcast."""
     from .products import cross as _cross  # noqa: PLC0415
@@ -933,6 +952,7 @@ def _check_lu_info(info: Tensor, op: str) -> None:
                           "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")  # fmt: skip
 
 
+@composite("linalg_lu_factor_ex")
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorEx:  # noqa: N803
     """``(LU, pivots, info)``: the LU decomposition with partial pivoting ``A = P L U`` of each
     ``(m, n)`` matrix packed in one matrix (``L``'s unit diagonal not stored), LAPACK's 1-based row
@@ -951,6 +971,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return LUFactorEx(LU, pivots, info)
 
 
+@composite("linalg_lu_factor_ex")
 def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactor:  # noqa: N803
     """``(LU, pivots)`` of :func:`lu_factor_ex`; a matrix with a zero on ``U``'s diagonal raises."""
     x = _matrices(A, "lu_factor")
@@ -969,6 +990,7 @@ def _unpack(LU: Tensor) -> tuple[Tensor, Tensor]:  # noqa: N803
     return LU[..., :, :k].tril(-1) + eye, LU[..., :k, :].triu()
 
 
+@composite("linalg_lu")
 def lu(A: Tensor, *, pivot: bool = True) -> PLU:  # noqa: N803
     """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation matrix, ``L (m, k)`` unit lower and ``U (k, n)``
     upper triangular, ``k = min(m, n)``; no error for a singular matrix."""
@@ -1013,6 +1035,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
     return PLU(P, L, U)
 
 
+@composite("linalg_lu_solve")
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^H`` for ``A``) from
     :func:`lu_factor`'s ``(LU, pivots)`` of ``A``; batches broadcast. Gradients reach ``B`` and the
@@ -1120,6 +1143,7 @@ def _reflectors(A: Tensor, k: int) -> Tensor:  # noqa: N803
     return A[..., :, :k].tril(-1) + Tensor(np.eye(m, k, dtype=A.dtype), device=A._dev)
 
 
+@composite("linalg_householder_product")
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
     """The first ``n`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the
     ``i``-th column of ``A (..., m, n)`` below the diagonal (a 1 on it): the ``Q`` of :func:`geqrf`'s

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.arguments import _is_ints, ints, refuse
+from ..engine.composite import composite
 from ..engine.declare import check_dtype, public
 from ..functional.checks import same_dtype, tensor_operand
 from ..ops.array_function import array_function
@@ -420,7 +421,17 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | N
             )
         starts = np.cumsum([0] + sizes[:-1]).tolist()
         bounds = [(s, s + k) for s, k in zip(starts, sizes)]
+        return _split_with_sizes(x, lead, bounds)
+    return _split(x, lead, bounds)
+
+
+def _pieces(x: Tensor, lead: tuple, bounds: Sequence[tuple[int, int]]) -> tuple[Tensor, ...]:
+    """The views ``x[lead + (a:b,)]`` for each ``(a, b)`` of ``bounds``, outputs of one split."""
     return tuple(mark_multi_output_views([x[lead + (slice(a, b),)] for a, b in bounds], "Split"))
+
+
+# (PyTorch's one node for all the pieces: split of a size, or of a list of sizes)
+_split, _split_with_sizes = composite("split")(_pieces), composite("split_with_sizes")(_pieces)
 
 
 @public(name="split", function=False, method=True)
@@ -443,11 +454,11 @@ def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | Non
         return (input,)
     size = -(-input.shape[d] // chunks)
     lead = (slice(None),) * d
-    return tuple(mark_multi_output_views([input[lead + (slice(i, i + size), Ellipsis)]
-                                         for i in range(0, input.shape[d], size)], "Split"))  # fmt: skip
+    return _split(input, lead, [(i, i + size) for i in range(0, input.shape[d], size)])
 
 
 @public(method=True)
+@composite("unbind")
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``dim``, that axis removed."""
     d = _one_dim(x, dim, "unbind")
