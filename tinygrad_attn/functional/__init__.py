@@ -34,6 +34,7 @@ from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward, with_gradient_of
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
+from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
 from ..tensors.reduce.tensor_reduce import norm2
@@ -349,7 +350,7 @@ def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor 
 
 
 @public(functional=True)
-def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+def rms_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
     ``normalized_shape`` axes (``+ eps`` under the root; ``eps=None``: the dtype's machine
@@ -667,7 +668,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
     if probs:
-        raise TypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
+        raise OperandDtypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
     not_differentiable(_nll_kernel(input), weight=weight)
     weight = _class_weight(op, weight, x)
     t, keep, n_kept = _index_targets(op, x, target, ignore_index)
