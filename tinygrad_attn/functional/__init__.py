@@ -379,7 +379,7 @@ def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: floa
     return y
 
 
-def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
+def _gelu_fused(x: Tensor, *, approximate: str = "none") -> Tensor:
     _float(x, "gelu")
     if approximate not in ("none", "tanh"):
         raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -388,7 +388,7 @@ def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
 
 @public(function=False, method=True, functional=True)
 @composite("gelu", _gelu_fused)
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(x: Tensor, *, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``, Phi the normal CDF (``approximate="tanh"``: the GPT-2 formula)."""
     if approximate == "tanh":
         return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
@@ -513,6 +513,8 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
 def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     if weight is None:
         return None
+    if isinstance(weight, (numbers.Number, np.generic, str, bytes)):  # (PyTorch's parser: a Tensor; an array
+        refuse(op, "weight", 2, "Tensor!", weight)  # or a list is this library's convenience, as targets are)
     same_dtype(op, x, ("weight", weight))  # (PyTorch's kernel takes a weight of the input's dtype only)
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):

@@ -190,6 +190,10 @@ def scatter(
     as on PyTorch's CPU. ``reduce="add"`` or ``"multiply"`` combines each write with what
     is there instead (for a number ``src``, once per time the position is named).
     """
+    if src is None and value is None:  # (PyTorch's overloads: an src tensor or a value number)
+        raise TypeError(
+            "scatter() received an invalid combination of arguments: give src (a tensor) or value (a number)"
+        )
     src = value if src is None else src
     if reduce is not None:
         out = _scatter_reduce(x, dim, index, src, reduce)
