@@ -837,7 +837,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "gelu",
-        lambda x, approximate: F.gelu(x, approximate),
+        lambda x, approximate: F.gelu(x, approximate=approximate),
         lambda x, approximate: TF.gelu(x, approximate=approximate),
         st.builds(lambda s, a: Sample(s.args, {"approximate": a}), unary(), st.sampled_from(["none", "tanh"])),
         ("gelu",),

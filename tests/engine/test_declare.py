@@ -32,7 +32,8 @@ PYTORCH_PAIRS = {
     "imag",
     "stft",
     "istft",
-}  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos))
+    "repeat_interleave",
+}  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos); torch.repeat_interleave(repeats) alone)
 # and the library's own methods whose name PyTorch gives a free function only (PyTorch's Tensor has
 # neither): ``x.layer_norm(weight, bias, eps)`` normalises the last axis, ``tga.layer_norm`` is
 # ``torch.layer_norm(input, normalized_shape, ...)`` (which takes that call too); ``x.dropout(p)`` is

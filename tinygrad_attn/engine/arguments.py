@@ -244,11 +244,13 @@ _EXPECTED = {
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
-#: (a tensor), and the sizes of a window, its steps or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
-#: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read)
+#: (a tensor), the sizes of a window, its steps or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
+#: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read), and the scales
+#: ``alpha`` and ``beta`` (PyTorch's ``Scalar``: ``torch.sub(x, y, alpha=t)`` with a tensor of several entries raises)
 _BY_NAME = {
     "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
     "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints", "dtype": "dtype",
+    "alpha": "float", "beta": "float",
 }  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place,
 #: ``F.gaussian_nll_loss(..., full=np.True_)`` and ``F.multi_head_attention_forward``'s flags from a NumPy
@@ -302,12 +304,27 @@ def int_or_ints(v: Any) -> Any:
 def output_size(op: str, nd: int, v: Any) -> Any:
     """An adaptive pool's ``output_size`` with its entries read as ints (``None`` kept): PyTorch's
     1-d pools are C and read a one-element tensor as an int; its 2-d and 3-d ones are Python and
-    take its length first (``TypeError: len() of a 0-d tensor``)."""
+    take its length first (``TypeError: len() of a 0-d tensor``).
+    A value of another kind (a string, a tensor of several entries for a 1-d pool, entries that are no
+    ints) is PyTorch's ``TypeError``; a sequence of the wrong length is the caller's to refuse."""
     if isinstance(v, _function.Tensor) and v.ndim == 0 and nd > 1:
         raise TypeError(f"{op}: len() of a 0-d tensor (give output_size as an int or a tuple of {nd})")
+    if isinstance(v, _function.Tensor) and v.ndim == 1 and nd > 1:  # (PyTorch's Python iterates it)
+        v = tuple(v[i] for i in range(v.shape[0]))
     if isinstance(v, (list, tuple)):
-        return type(v)(d if d is None or index_value(d) is None else index_value(d) for d in v)
-    return int_or_ints(v)
+        v = type(v)(d if d is None or index_value(d) is None else index_value(d) for d in v)
+    else:
+        v = int_or_ints(v)
+    if isinstance(v, int):
+        return v
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'output_size' must be tuple of ints, not {_type_name(v)}")
+    for d in v:
+        if d is not None and not isinstance(d, int):
+            raise TypeError(
+                f"{op}(): argument 'output_size' must be tuple of ints, but found element of type {_type_name(d)}"
+            )
+    return v
 
 
 def _as_numbers(v: Any) -> Any:

@@ -349,7 +349,7 @@ def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor 
 
 
 @public(functional=True)
-def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+def rms_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
     ``normalized_shape`` axes (``+ eps`` under the root; ``eps=None``: the dtype's machine
@@ -378,7 +378,7 @@ def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: floa
     return y
 
 
-def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
+def _gelu_fused(x: Tensor, *, approximate: str = "none") -> Tensor:
     _float(x, "gelu")
     if approximate not in ("none", "tanh"):
         raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -387,7 +387,7 @@ def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
 
 @public(function=False, method=True, functional=True)
 @composite("gelu", _gelu_fused)
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(x: Tensor, *, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``, Phi the normal CDF (``approximate="tanh"``: the GPT-2 formula)."""
     if approximate == "tanh":
         return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
@@ -512,6 +512,8 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
 def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     if weight is None:
         return None
+    if isinstance(weight, (numbers.Number, np.generic, str, bytes)):  # (PyTorch's parser: a Tensor; an array
+        refuse(op, "weight", 2, "Tensor!", weight)  # or a list is this library's convenience, as targets are)
     same_dtype(op, x, ("weight", weight))  # (PyTorch's kernel takes a weight of the input's dtype only)
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
@@ -667,7 +669,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
     if probs:
-        raise TypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
+        raise OperandDtypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
     not_differentiable(_nll_kernel(input), weight=weight)
     weight = _class_weight(op, weight, x)
     t, keep, n_kept = _index_targets(op, x, target, ignore_index)

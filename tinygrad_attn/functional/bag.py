@@ -102,7 +102,9 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
         return Tensor.zeros((b, dim), dtype=weight.dtype, device=weight.device)
     if flat.size and (flat.min() < 0 or flat.max() >= n):
         bad = flat.min() if flat.min() < 0 else flat.max()
-        raise IndexError(f"{op}: index {bad} is out of range for a weight of {n} rows")
+        from ..tensors.tensor_functions import IndexRangeError  # noqa: PLC0415 - (imports this package)
+
+        raise IndexRangeError(f"{op}: index {bad} is out of range for a weight of {n} rows")
     dev = weight._dev
     if max_norm is not None:
         _renorm_rows(weight, np.unique(flat), float(max_norm), float(norm_type))

@@ -38,6 +38,8 @@ def _ntuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
         return (int(value[0]),) * n
     if isinstance(value, Sequence) and len(value) == n:
         return tuple(int(v) for v in value)
+    if not isinstance(value, Sequence) or isinstance(value, str):  # (PyTorch's parser: int[])
+        raise TypeError(f"{op}(): argument '{what}' must be tuple of ints, not {type(value).__name__}")
     raise InvalidArgumentError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value!r}")
 
 
@@ -584,7 +586,7 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
     output_size = _output_size_arg(op, 2, output_size)
     if isinstance(output_size, int):
         output_size = (output_size,) * 2
-    if not isinstance(output_size, Sequence) or len(output_size) != 2:
+    if len(output_size) != 2:
         raise InvalidArgumentError(f"{op}: output_size must be an int or a pair, got {output_size!r}")
     h, w = x.shape[2:]
     oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
@@ -602,7 +604,10 @@ def adaptive_global_mean(op: str, nd: int, input: Any, output_size: Any) -> Tens
     pools to ``(1, 1)`` and any leading axes are kept."""
     if not isinstance(input, Tensor):
         return None
-    output_size = _output_size_arg(op, nd, output_size)
+    try:
+        output_size = _output_size_arg(op, nd, output_size)
+    except TypeError:  # (no output size: the pool's own reading refuses it, after the input's rank)
+        return None
     if isinstance(output_size, int):
         sides = (output_size,) * nd
     elif isinstance(output_size, Sequence) and 0 < len(output_size) < input.ndim:
@@ -738,7 +743,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     _F.same_dtype(op, input1, ("input2", input2), ("weight", weight), ("bias", bias))  # (PyTorch's promotes none)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:3] or (
             input1.shape[:-1] != input2.shape[:-1]):  # fmt: skip
-        raise InvalidArgumentError(
+        # (a weight of fewer than 3 axes: PyTorch reads its axis 2, an IndexError)
+        raise (_F.MissingAxisError if weight.ndim < 3 or min(input1.ndim, input2.ndim) < 1 else InvalidArgumentError)(
             f"{op}: input1 {tuple(input1.shape)}, input2 {tuple(input2.shape)} and weight {tuple(weight.shape)} do not fit: need "
             "input1 (..., in1), input2 (..., in2) with the same leading shape, weight (out, in1, in2)"
         )

@@ -147,7 +147,9 @@ def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
 @public(function=False, functional=True)
 @accepts(("int64", "float16", "float32", "float64"))
 @composite("local_response_norm")
-def local_response_norm(input: Tensor, size: Any, alpha: Any = 1e-4, beta: Any = 0.75, k: Any = 1.0) -> Tensor:
+def local_response_norm(
+    input: Tensor, size: Any, alpha: Tensor | float = 1e-4, beta: Tensor | float = 0.75, k: Any = 1.0
+) -> Tensor:
     """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input
     (N, C, *)``: PyTorch's ``F.local_response_norm`` (AlexNet's normalisation; the window
     reaches ``size // 2`` channels back and ``(size - 1) // 2`` ahead)."""

@@ -44,7 +44,7 @@ def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ..
     output_size = _output_size_arg(op, nd, output_size)
     if isinstance(output_size, int):
         output_size = (output_size,) * nd
-    if not isinstance(output_size, Sequence) or len(output_size) != nd:
+    if len(output_size) != nd:
         raise InvalidArgumentError(f"{op}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
     spatial = tuple(x.shape[2:])
     out = tuple(n if o is None else int(o) for o, n in zip(output_size, spatial))

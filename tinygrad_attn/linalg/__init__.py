@@ -31,11 +31,11 @@ from .. import ops
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
 from ..engine.switches import check_host_read, no_grad
-from ..functional.checks import same_dtype
+from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
 from ..ops.saved import NoGradient, saved_for_backward
-from ..tensors._tensor import Tensor, stack, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
 from ..tensors.reduce import tensor_reduce
@@ -116,7 +116,7 @@ def _float(x: Any, op: str) -> Tensor:
 def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False) -> Tensor:
     x = _tensor(x, op) if any_dtype else _float(x, op)
     if x.ndim < 2:
-        raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
+        raise MissingAxisError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
     if square and x.shape[-1] != x.shape[-2]:
         raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are {x.shape[-2]} by "
                            f"{x.shape[-1]} matrices")  # fmt: skip
@@ -664,6 +664,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
     if dtype is not None:
         x = x.astype(dtype)
     d0, d1 = (dims.one(x.shape, d, "matrix_norm", scalar_ok=False) for d in dim)
+    if d0 == d1:
+        raise InvalidArgumentError(f"linalg.matrix_norm: dims must be different. Got {tuple(dim)}")
     if ord == "fro":
         return vector_norm(x, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):

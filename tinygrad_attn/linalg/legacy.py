@@ -94,6 +94,8 @@ def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool = ABSENT, keepdi
         )
     if isinstance(dim, bool):  # (the first spelling: the keepdim flag in second place)
         dim, keepdim = ABSENT, dim
+    elif isinstance(dim, int):  # (PyTorch's int[2] reads one int as the pair (dim, dim))
+        dim = (int(dim), int(dim))
     if dim is ABSENT:
         if x.ndim != 2:
             raise RuntimeError(f"nuclear_norm: expected a 2D tensor, but got a {x.ndim}D tensor (pass dim)")

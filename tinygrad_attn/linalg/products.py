@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import public
-from ..functional.checks import same_dtype
+from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
@@ -160,7 +160,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 
     b1, b2 = _tensor(batch1, "addbmm"), _tensor(batch2, "addbmm")
     if b1.ndim != 3 or b2.ndim != 3:
-        raise RuntimeError(
+        raise (MissingAxisError if min(b1.ndim, b2.ndim) < 3 else RuntimeError)(
             f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {tuple(b1.shape)}, {tuple(b2.shape)})"
         )
     same_dtype("addbmm", b1, ("batch2", b2), ("input", input))  # (PyTorch's kernel promotes none)

@@ -456,6 +456,13 @@ def get_device(name: Any = None) -> Device | int:
         name = str(name)
     elif isinstance(name, int) and not isinstance(name, bool):  # PyTorch: an index names a CUDA device
         name = f"cuda:{name}"
+    elif isinstance(name, bytes):
+        name = name.decode()
+    elif isinstance(name, (list, tuple, dict, set, float, complex)):  # (PyTorch's parser of a device: a TypeError)
+        raise TypeError(
+            f"device(): expected a device name such as 'cpu' or 'cuda:1', an index or a device, "
+            f"got {type(name).__name__} {name!r}"
+        )
     from_env = name is None and _default_from_env
     if name is None:
         name = _default_name

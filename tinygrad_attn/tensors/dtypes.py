@@ -248,7 +248,10 @@ class UnsupportedDtypeError(NotImplementedError, TypeError):
 def check_fill_value(op: str, value: object, dtype: object) -> None:
     """PyTorch's check of a number written into an integer tensor (``full``, ``fill_``,
     ``masked_fill``, ``index_fill``): a float must lie in the dtype's range (NaN and inf never
-    do), an int too, except that an unsigned dtype also takes down to ``-max`` (it wraps)."""
+    do), an int too, except that an unsigned dtype also takes down to ``-max`` (it wraps). A sequence
+    or a string is PyTorch's ``TypeError`` (its parser's ``Scalar``), not a value broadcast into the tensor."""
+    if isinstance(value, (list, tuple, str, bytes, dict, set)):
+        raise TypeError(f"{op}(): argument 'value' must be a number or a 0-d tensor, not {type(value).__name__}")
     dt = np.dtype(dtype)
     number = (builtins.int, builtins.float, np.integer, np.floating)
     if dt.kind not in "iu" or isinstance(value, (builtins.bool, np.bool_)) or not isinstance(value, number):

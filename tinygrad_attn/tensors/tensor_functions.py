@@ -25,15 +25,15 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..engine.arguments import _is_ints, ints, refuse
+from ..engine.arguments import ABSENT, _is_ints, ints, refuse
 from ..engine.composite import composite
 from ..engine.declare import check_dtype, public
-from ..functional.checks import same_dtype, tensor_operand
+from ..functional.checks import MissingAxisError, same_dtype, tensor_operand
 from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
-from .dtypes import OperandDtypeError, scalar_type_name
+from .dtypes import OperandDtypeError, UnsupportedDtypeError, scalar_type_name
 from .mutation.inplace import mark_multi_output_views
 from .promotion import as_float
 from .reduce.tensor_reduce import (
@@ -85,13 +85,16 @@ def _one_dim(x: Tensor, dim: Any, op: str) -> int:
 
 
 # -- index arrays ----------------------------------------------------------------
-def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
+def _index_tensor(x: Tensor, index: Any, op: str, vector: bool = False) -> Tensor:
     """``index`` as an integer tensor on ``x``'s device (itself when it is one already, so a
-    traced program knows where it came from)."""
+    traced program knows where it came from); with ``vector``, one of at most one axis (``index_select``,
+    ``index_add``: PyTorch checks that before the dtype, and raises ``IndexError``)."""
     if not isinstance(index, Tensor):
         index = Tensor(np.asarray(index), device=x._dev)
     if index._dev is not x._dev:
         raise RuntimeError(f"{op}: the index is on {index.device} and the tensor on {x.device}; move one with .to()")
+    if vector and index.ndim > 1:
+        raise _dims.DimensionError(f"{op}: the index must be 0-D or 1-D (a vector), got shape {tuple(index.shape)}")
     if index.dtype.kind not in "iu":
         raise OperandDtypeError(
             f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()"
@@ -208,6 +211,10 @@ def scatter(
     as on PyTorch's CPU. ``reduce="add"`` or ``"multiply"`` combines each write with what
     is there instead (for a number ``src``, once per time the position is named).
     """
+    if src is None and value is None:  # (PyTorch's overloads: an src tensor or a value number)
+        raise TypeError(
+            "scatter() received an invalid combination of arguments: give src (a tensor) or value (a number)"
+        )
     src = value if src is None else src
     if reduce is not None:
         out = _scatter_reduce(x, dim, index, src, reduce)
@@ -272,7 +279,7 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
     d = _one_dim(x, dim, "index_select")
-    idx = _index_tensor(x, index, "index_select")
+    idx = _index_tensor(x, index, "index_select", vector=True)
     if idx.ndim != 1:
         raise _dims.DimensionError(f"index_select: the index must be 1-D, got shape {tuple(idx.shape)}")
     _check_bounds(x._dev.ops, idx._data, x.shape[d], "index_select", d, x.shape)
@@ -488,7 +495,9 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
     tensor_operand(a, "bmm", "input", 0), tensor_operand(b, "bmm", "mat2", 1)
     if a.ndim != 3 or b.ndim != 3:
-        raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise (MissingAxisError if min(a.ndim, b.ndim) < 3 else InvalidArgumentError)(
+            f"bmm: needs two 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     if a.shape[0] != b.shape[0]:
         raise InvalidArgumentError(f"bmm: batch sizes differ: {tuple(a.shape)} and {tuple(b.shape)}")
     return a @ b
@@ -774,7 +783,7 @@ def isfinite(x: Tensor) -> Tensor:
     return _elementwise_test(x, "isfinite")
 
 
-@public(method=True)
+@public(function=False, method=True)
 def repeat_interleave(
     x: Tensor, repeats: Tensor | int, dim: int | None = None, *, output_size: int | None = None
 ) -> Tensor:
@@ -803,3 +812,35 @@ def repeat_interleave(
             f"repeat_interleave: output_size={output_size} but the repeats {counts} give {len(index)} entries"
         )
     return index_select(x, d, Tensor(index, device=x._dev))
+
+
+@public(name="repeat_interleave")
+def _repeat_interleave_function(
+    input: Tensor,  # noqa: A002 - PyTorch's name
+    repeats: Tensor | int = ABSENT,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
+) -> Tensor:
+    """``input.repeat_interleave(repeats, dim)``; with ``input`` alone, PyTorch's ``repeat_interleave(repeats)``:
+    each index ``i`` of the 1-D integer tensor repeated ``input[i]`` times, in its dtype
+    (``repeat_interleave(tensor([1, 2]))`` is ``tensor([0, 1, 1])``)."""
+    if repeats is not ABSENT:
+        return repeat_interleave(input, repeats, dim, output_size=output_size)
+    counts = input
+    if counts.dtype not in (np.int32, np.int64):  # (PyTorch's kernel is for its index dtypes only)
+        raise UnsupportedDtypeError(
+            f"\"repeat_interleave_cpu\" not implemented for '{scalar_type_name(counts.dtype)}' "
+            f"(repeat_interleave(repeats): the repeats must be int32 or int64)"
+        )
+    if counts.ndim != 1:
+        raise RuntimeError(f"repeat_interleave only accept 1D vector as repeat, got shape {tuple(counts.shape)}")
+    n = counts.detach().numpy()
+    if np.any(n < 0):
+        raise RuntimeError(f"repeat_interleave: repeats can not be negative, got {n}")
+    index = np.repeat(np.arange(len(n), dtype=n.dtype), n)
+    if output_size is not None and int(output_size) != len(index):
+        raise RuntimeError(
+            f"repeat_interleave: output_size={output_size} but the repeats {n} give {len(index)} entries"
+        )
+    return Tensor(index, device=counts._dev)

@@ -566,17 +566,16 @@ def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Te
     """A 1-D ``index`` along ``d``, checked, expanded to ``like_shape`` (its length along ``d``)."""
     from ..tensor_functions import _check_bounds, _index_tensor  # noqa: PLC0415
 
-    idx = _index_tensor(x, index, op)
-    if idx.ndim > 1:
-        raise IndexError(f"{op}: the index must be 0-D or 1-D, got shape {tuple(idx.shape)}")
-    idx = idx.reshape(-1)
+    idx = _index_tensor(x, index, op, vector=True).reshape(-1)
     _check_bounds(x._dev.ops, idx._data, x.shape[d], op, d, x.shape)
     shape = tuple(like_shape[:d]) + (idx.shape[0],) + tuple(like_shape[d + 1 :])
     return idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim))).expand(shape)
 
 
 def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Tensor, Tensor]:
-    n = index.numel() if isinstance(index, Tensor) else int(np.asarray(index).size)
+    from ..tensor_functions import _index_tensor  # noqa: PLC0415
+
+    n = _index_tensor(x, index, op, vector=True).numel()  # (the index's rank first: PyTorch's IndexError)
     want = x.shape[:d] + (n,) + x.shape[d + 1 :]
     same_dtype(op, x, ("source", source))  # (PyTorch's index kernels convert none)
     src = source if source.ndim else source.reshape((1,) * x.ndim)
@@ -910,7 +909,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
 
 
 @public(method=True, aliases=("moveaxis",))
-def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+def movedim(input: Tensor, source: Sequence[int], destination: Sequence[int]) -> Tensor:  # noqa: A002
     """Axes ``source`` moved to positions ``destination``, the others kept in order."""
     x = _tensor(input, "movedim")
     for param, v in (("source", source), ("destination", destination)):  # (a bool is no int to PyTorch's parser)
@@ -1029,7 +1028,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 
 # -- random ------------------------------------------------------------------------------
 @public(dtypes="floating", operands=("mean", "std"))
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+def normal(mean: Any = 0.0, std: Tensor | float = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
     numbers with ``size``; PyTorch's numbers for a seed. No gradient flows to them."""
@@ -1072,7 +1071,7 @@ def _unflatten_method(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 # Tensor.where(condition, y) is torch.where(condition, self, y): the tensor is the value taken
 # where the condition holds (in tinygrad's spelling the tensor is the condition; not PyTorch's)
 @public(name="where", function=False, method=True)
-def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
+def _where_method(self: Tensor, condition: Tensor, y: Tensor | float) -> Tensor:
     """``self`` where ``condition`` holds, else ``y`` (``torch.where(condition, self, y)``)."""
     return where(condition, self, y)
 
@@ -1121,7 +1120,7 @@ def allclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, 
 
 # -- index_put_ -----------------------------------------------------------------------------
 @public(function=False, method=True)
-def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+def index_put_(input: Tensor, indices: Sequence[Tensor], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """``index_put`` in place (``Tensor.index_put_``; ``accumulate`` sums repeated indices)."""
     from ..mutation.inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
 

@@ -248,7 +248,7 @@ def clamped(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa:
 
 
 @public(method=True)
-def masked_fill(self, mask: Any, value: float) -> Tensor:
+def masked_fill(self, mask: Any, value: Tensor | float) -> Tensor:
     """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
     kind = mask_dtype(mask)
     if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill

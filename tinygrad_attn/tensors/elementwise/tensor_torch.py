@@ -386,8 +386,10 @@ def ge(self, other: Any) -> Tensor:
 
 
 @public
-def rsub(self, other: Any, alpha: Any = 1) -> Tensor:
-    """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
+def rsub(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
+    """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch); ``alpha`` by position
+    only after a number (PyTorch's ``rsub(Tensor input, Number other, Number alpha)``)."""
+    other, alpha = other_and_alpha("rsub", other, more, alpha, deprecated=False)
     return sub(other, tensor_operand(self, "rsub"), alpha=alpha)
 
 

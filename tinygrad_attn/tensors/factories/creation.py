@@ -620,7 +620,7 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
 
 
 @public(dtypes="numeric")
-def randint_like(t: Tensor, low: int | Tensor, high: Any = None, *, generator: Any = None, dtype: Any = None,
+def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``;
     that ``high`` may be a one-element tensor, as PyTorch's ``randint_like(input, Tensor high)``)."""

@@ -22,8 +22,8 @@ from ...engine.versions import bump_version
 from ...functional.checks import tensor_arg
 from ...random import draw, generator_for
 from ...random import transforms as rt
-from .._tensor import Tensor, cat, where
-from ..dtypes import UnsupportedDtypeError
+from .._tensor import InvalidArgumentError, Tensor, cat, where
+from ..dtypes import UnsupportedDtypeError, scalar_type_name
 from ..shape.dims import NOT_GIVEN, as_int, given, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .out_argument import not_a_tensor, refused_out
@@ -161,10 +161,20 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         if not 0 <= p <= 1:
             raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
         return _fill_drawn(self, "bernoulli_", "bernoulli_number", (p,), generator)
+    if p.dtype.kind != "f":  # (PyTorch's kernel draws for floating probabilities only)
+        raise UnsupportedDtypeError(
+            f"\"bernoulli_tensor_cpu_p_\" not implemented for '{scalar_type_name(p.dtype)}' (bernoulli_: p must be floating)"
+        )
     prob = p.detach().numpy()
     if np.any((prob < 0) | (prob > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
-    draws = rt.bernoulli(_gen(generator, "bernoulli_"), np.ascontiguousarray(np.broadcast_to(prob, self.shape)))
+    try:
+        prob = np.broadcast_to(prob, self.shape)
+    except ValueError as e:
+        raise InvalidArgumentError(
+            f"bernoulli_: p of shape {tuple(p.shape)} does not expand to {tuple(self.shape)}"
+        ) from e
+    draws = rt.bernoulli(_gen(generator, "bernoulli_"), np.ascontiguousarray(prob))
     return _fill_with(self, "bernoulli_", draws)
 
 

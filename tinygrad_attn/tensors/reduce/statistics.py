@@ -565,7 +565,7 @@ def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 
 # -- searching and counting (no gradient) ----------------------------------------------
 @public()
-def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
     """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
     or sorted along its last axis with ``input``'s leading axes) to keep it sorted: before equal entries,
@@ -780,6 +780,10 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
         )
     n_dims = x.shape[-1]
     bins = int_or_ints(bins)  # (counts given as NumPy integers or one-element tensors are counts)
+    if not isinstance(bins, (int, list, tuple)):  # (PyTorch's overloads: an int, int[] or Tensor[])
+        raise TypeError(
+            f"histogramdd(): bins must be an int, a list of ints or a list of tensors, not {type(bins).__name__}"
+        )
     per_dim = [bins] * n_dims if isinstance(bins, int) else list(bins)
     if len(per_dim) != n_dims:
         raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for each dimension, "

@@ -25,7 +25,7 @@ from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import NoGradient, saved_for_backward, with_gradient_of
-from .._tensor import Tensor, where
+from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import UnsupportedDtypeError, accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
 
@@ -587,7 +587,7 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = x.detach().abs().sign().sum(dim, keepdim)
         r = NoGradient.apply(r, x) if x.requires_grad else r
     elif isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
+        raise InvalidArgumentError(f"norm: p={p!r} is not supported; use 'fro', 'nuc' or a number")
     else:
         r = power_norm(x.abs(), p, dim, keepdim)
     # PyTorch's norm keeps its input and its result for every p: changing either in place

@@ -192,7 +192,7 @@ def dsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
 
 
 @public(method=True)
-def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def split_with_sizes(input: Tensor, split_sizes: tuple[int, ...], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` in pieces of the given sizes along ``dim`` (they must add up to its length)."""
     from ..tensor_functions import split  # noqa: PLC0415
 
@@ -221,7 +221,7 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, 
 
 
 @public(method=True)
-def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def unsafe_split_with_sizes(input: Tensor, split_sizes: tuple[int, ...], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`split_with_sizes` whose pieces may be changed in place."""
     x = _tensor(input, "unsafe_split_with_sizes")
     d = dims.one(x.shape, dim, "unsafe_split_with_sizes", scalar_ok=False)
@@ -294,6 +294,10 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
         raise TypeError(f"unravel_index: expected 'indices' to be a tensor, got {type(indices).__name__}")
     if indices.dtype.kind not in "iu":
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (int, np.integer, Sequence)) or isinstance(shape, str):
+        raise TypeError(
+            f"unravel_index: expected 'shape' to be int or sequence of ints, but got {type(shape).__name__}"
+        )
     dims_ = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if any(s < 0 for s in dims_):
         raise ValueError(f"'shape' cannot have negative values, but got {dims_}")
@@ -483,7 +487,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 @public(method=True, inplace_function=True)
-def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
     repeated indices summing)."""
     x = _tensor(input, "index_put")

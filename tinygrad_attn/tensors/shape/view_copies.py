@@ -69,7 +69,7 @@ def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ..
 
 
 @public
-def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def split_with_sizes_copy(input: Tensor, split_sizes: tuple[int, ...], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     return _copies(_tensor(input, "split_with_sizes_copy").split(list(split_sizes), dim))
 
 
