@@ -455,6 +455,7 @@ def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
     masks = [p for p in parts if _is_bool_array(p)]
     others_basic = not any(_is_index_array(p) for p in parts if not _is_bool_array(p))
     if value.numel() == 1 and len(masks) == 1 and others_basic:  # (one mask and basic keys: PyTorch's masked_fill)
+        fill_value_in("setitem", value.item(), x.dtype)  # (its number: PyTorch's overflow check)
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
