@@ -17,16 +17,15 @@ from typing import Any
 import numpy as np
 
 from ...engine.declare import public
-from ...engine.switches import no_grad, tracing
-from ...engine.versions import _memory_root, bump_version, shared_with_numpy
+from ...engine.switches import tracing
 from ...functional.checks import tensor_arg
 from ...random import draw, generator_for
 from ...random import transforms as rt
-from .._tensor import Tensor, cat, where
+from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError
 from ..shape.dims import NOT_GIVEN, as_int, given, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
-from .out_argument import not_a_tensor
+from .out_argument import not_a_tensor, resized
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
 
@@ -298,55 +297,6 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             "copy (x.detach().clone()) or build a new tensor"
         )
     return resized(self, shape)
-
-
-def resized(self: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """:func:`resize_` without its check of ``requires_grad``: PyTorch's resize of an ``out=``,
-    which its kernels make outside autograd (an ``out`` that requires grad, where that is allowed)."""
-    if shape == tuple(self.shape):  # (PyTorch keeps the strides too)
-        if self._tracks_versions:
-            bump_version(self._data)
-        return self
-    d = self._data
-    flags = getattr(getattr(d, "_array", d), "flags", None)
-    if flags is not None and not flags["C_CONTIGUOUS"]:
-        # PyTorch lays the new shape over the storage in memory order: a permuted or sliced
-        # array has no such order here
-        raise RuntimeError(
-            f"resize_: this tensor (shape {tuple(self.shape)}) is not contiguous; resize x.contiguous() instead"
-        )
-    n = int(np.prod(shape, dtype=np.int64))
-    grown = _grown_in_memory(d, shape, n)
-    with no_grad():
-        flat = self.reshape(-1)
-        if n <= flat.shape[0]:
-            r = flat[:n].reshape(shape)
-        elif grown is not None:  # (within the memory it shows: PyTorch's storage keeps its values)
-            r = Tensor._wrap(grown, self._dev)
-        else:  # new memory: the old values first
-            extra = Tensor.zeros(n - flat.shape[0], dtype=self.dtype, device=self._dev)
-            r = cat([flat, extra]).reshape(shape)
-    return apply_restride(self, "resize_", lambda x: r, lambda x: x)
-
-
-def _grown_in_memory(d: Any, shape: tuple[int, ...], n: int) -> Any:
-    """The array of ``shape`` that the NumPy array ``d`` grows to within the memory it is part
-    of, where that holds ``n`` elements from ``d``'s first (PyTorch's storage, which a
-    resize within its size keeps); None where it does not (new memory). PyTorch's RuntimeError
-    where it does not and the memory was shared with NumPy (its storage cannot grow then)."""
-    if d.__class__ is not np.ndarray or n <= d.size:
-        return None
-    root = _memory_root(d)
-    if root.__class__ is np.ndarray and root.flags.c_contiguous and root.flags.writeable:
-        offset = d.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        if 0 <= offset and offset + n * d.itemsize <= root.nbytes:
-            return np.ndarray(shape, d.dtype, buffer=root, offset=offset)
-    if shared_with_numpy(d):
-        raise RuntimeError(
-            f"resize_: Trying to resize storage that is not resizable (shape {tuple(d.shape)} to {shape}): its "
-            "memory is shared with a NumPy array (numpy(), from_numpy); resize a copy (x.clone()) instead"
-        )
-    return None
 
 
 @public(method=True)
