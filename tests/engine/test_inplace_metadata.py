@@ -189,10 +189,24 @@ def test_resize_shares_the_memory_when_it_shrinks_and_keeps_values_when_it_grows
     alias = x[1:]
     x.resize_(2, 2)
     x[1, 1] = -1.0
-    assert alias.detach().numpy()[2] == -1.0  # the same memory
+    assert alias.tolist()[2] == -1.0  # the same memory
     x.resize_((3, 3))  # a tuple, as PyTorch also takes
     np.testing.assert_array_equal(x.detach().numpy().ravel()[:4], [0.0, 1.0, 2.0, -1.0])
     assert x.shape == (3, 3)
+
+
+def test_resize_grows_within_its_memory_and_not_memory_shared_with_numpy_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tga):
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0])
+        x.resize_(2)
+        assert x.resize_(4).tolist() == [1.0, 2.0, 3.0, 4.0]  # (the memory it shrank within)
+        x.numpy()
+        with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+            x.resize_(5)
+        assert x.resize_(3).tolist() == [1.0, 2.0, 3.0]  # (shrinking is allowed)
+        with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+            lib.from_numpy(np.zeros(2)).resize_(3)
 
 
 def test_resize_of_a_tensor_that_requires_grad_raises_as_pytorch():

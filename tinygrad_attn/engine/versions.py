@@ -54,6 +54,29 @@ def _memory_root(arr: Any) -> Any:
         a = b
 
 
+_shared_with_numpy: dict[int, Any] = {}  # id(memory root) -> weakref to the root
+
+
+def share_with_numpy(arr: Any) -> None:
+    """Note that ``arr``'s memory is shared with NumPy (``numpy()``, ``np.asarray(t)``,
+    ``from_numpy``): as PyTorch's storage then, it cannot grow (``resize_``), since the NumPy
+    array would no longer show the tensor."""
+    root = _memory_root(arr)
+    key = id(root)
+    if key not in _shared_with_numpy:
+        try:
+            _shared_with_numpy[key] = weakref.ref(root, lambda _, k=key: _shared_with_numpy.pop(k, None))
+        except TypeError:  # (an array that takes no weak reference: nothing to note)
+            pass
+
+
+def shared_with_numpy(arr: Any) -> bool:
+    """Whether ``arr``'s memory was shared with NumPy (:func:`share_with_numpy`)."""
+    root = _memory_root(arr)
+    ref = _shared_with_numpy.get(id(root))
+    return ref is not None and ref() is root
+
+
 def continue_version(new: Any, old: Any, changes: int = 0) -> None:
     """``new`` replaces ``old`` as a tensor's memory (where an optimizer cannot write a
     parameter in place): it continues ``old``'s version, which then counts ``changes``

@@ -20,7 +20,7 @@ from ..functional.checks import tensor_arg as _tensor
 from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack
-from ..tensors.dtypes import UnsupportedDtypeError
+from ..tensors.dtypes import UnsupportedDtypeError, result_type
 from ..tensors.promotion import value_first
 from ..tensors.shape import dims
 
@@ -277,7 +277,17 @@ def addcmul(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tens
     tensor1, tensor2, value = value_first("addcmul", tensor1, tensor2, more, value)
     x = _tensor(input, "addcmul")
     prod = tensor1 * tensor2
+    value = _value_in(value, x, tensor1, tensor2)
     return x + (prod if value == 1 else prod * value)
+
+
+def _value_in(value: Any, *operands: Any) -> Any:
+    """``addcmul``'s ``value`` as PyTorch's kernel takes it: in the dtype of its tensors, which it
+    does not promote (``value=0.5`` with integer tensors is 0, truncated)."""
+    if not isinstance(value, (float, np.floating)) or value == 1:
+        return value
+    kind = result_type(*operands).kind
+    return bool(value) if kind == "b" else int(value) if kind in "iu" else value
 
 
 @public(method=True, inplace=True)

@@ -35,7 +35,7 @@ from ..engine.quiet import quiet
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, is_inference_tensor, refuse_inference_change, tracing
 from ..engine.switches import mark_inference as _mark_inference
-from ..engine.versions import version_of
+from ..engine.versions import share_with_numpy, version_of
 from ..engine.warn import warn as _user_warn
 from ..ops.tensor_namespace import TensorNamespace
 from ..ops.transfer import Transfer
@@ -52,7 +52,7 @@ from .dtypes import (
 )
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
-from .mutation.inplace import apply_inplace
+from .mutation.inplace import apply_inplace, refuse_internal_overlap
 from .printing import host_tensor_repr
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
     _FLOATS,
@@ -505,6 +505,7 @@ class Tensor:
         data = self._data
         if not force and data.__class__ is np.ndarray and data.flags.writeable:
             check_host_read(self, "numpy")
+            share_with_numpy(data)
             return data.view()
         return self._read("numpy")
 
@@ -569,7 +570,11 @@ class Tensor:
             )
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
-        return np.array(arr, copy=True) if copy else arr
+        if copy:
+            return np.array(arr, copy=True)
+        if arr is self._data:
+            share_with_numpy(arr)
+        return arr
 
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Tensor:
         """A NumPy ufunc's result as a tensor sharing its memory (``np.sin(t)`` is a tensor), as
@@ -849,6 +854,8 @@ class Tensor:
         if isinstance(value, Tensor) and value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                                f"dimensions (shape {tuple(value.shape)}).")  # fmt: skip
+        if isinstance(value, Tensor):  # (a tensor value is copied: PyTorch refuses an expanded tensor)
+            refuse_internal_overlap(self._data, "fill_")
         v = value if isinstance(value, Tensor) else fill_value_in("fill_", value, self.dtype)
         # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
         return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)

@@ -631,8 +631,9 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     idx = _index_line(x, d, index, x.shape, "index_fill")
     ones = Tensor.ones(idx.shape, device=x._dev)
     hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor):  # (in input's dtype, as PyTorch's: a value tensor takes no part in promotion)
         v = value.reshape(())
+        v = v if v.dtype == x.dtype else v.to(x.dtype)
     else:  # (-1 into uint8 is 255, as PyTorch's)
         v = x.dtype.type(fill_value_in("index_fill", value, x.dtype)).item()
     return where(hit, v, x)

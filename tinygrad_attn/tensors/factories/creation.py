@@ -22,6 +22,7 @@ from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
 from ...engine.quiet import quiet
 from ...engine.switches import _State, tracing
+from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
 from ...random import generator_for
 from ...random import transforms as random_transforms
@@ -287,6 +288,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     if refusal is not None:
         raise refusal
     t = Tensor._wrap(arr, get_device("cpu"))
+    share_with_numpy(arr)
     if _State.hook is not None:  # made inside a traced function, as the constructor's tensors
         _State.hook.made(t)
     return t

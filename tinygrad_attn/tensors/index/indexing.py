@@ -20,7 +20,13 @@ from ...engine.versions import bump_version
 from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
 from ..dtypes import fill_value_in
-from ..mutation.inplace import apply_inplace, refuse_partial_overlap
+from ..mutation.inplace import (
+    apply_inplace,
+    deprecated_expanded_write,
+    expanded_alias,
+    refuse_internal_overlap,
+    refuse_partial_overlap,
+)
 
 
 def _is_index_array(k: Any) -> bool:
@@ -486,6 +492,7 @@ def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
     masks = [p for p in parts if _is_bool_array(p)]
     others_basic = not any(_is_index_array(p) for p in parts if not _is_bool_array(p))
     if value.numel() == 1 and len(masks) == 1 and others_basic:  # (one mask and basic keys: PyTorch's masked_fill)
+        fill_value_in("setitem", value.item(), x.dtype)  # (its number: PyTorch's overflow check)
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
@@ -521,6 +528,8 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     try:
         x._data[key] = v
     except ValueError as e:  # (PyTorch's RuntimeError; a ValueError, as NumPy's)
+        if _store_expanded(x, key, v):
+            return
         lead = len(getattr(v, "shape", ())) - x._data[key].ndim
         if 0 < lead and all(n == 1 for n in v.shape[:lead]):  # (PyTorch drops a value's leading 1s: x[0] = t[None])
             try:
@@ -535,6 +544,25 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
                                    f"tensor of shape {tuple(x.shape)}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
         bump_version(x._data)
+
+
+def _store_expanded(x: Tensor, key: tuple, v: Any) -> bool:
+    """``x[key] = v`` where ``x`` is an expanded tensor, as PyTorch's: through index arrays or a
+    mask (its ``index_put_``/``masked_fill_``) into the memory the expansion repeats, with its
+    deprecation warning; through basic keys (its ``copy_``) only where ``x[key]`` repeats no
+    element. False where ``x`` is not expanded."""
+    alias = expanded_alias(x._data)
+    if alias is None:
+        return False
+    masks = [k for k in key if isinstance(k, np.ndarray) and k.dtype == np.bool_]
+    if any(isinstance(k, np.ndarray) for k in key):
+        deprecated_expanded_write("masked_fill_" if masks else "index_put_")
+    else:
+        refuse_internal_overlap(x._data[key], "setitem")
+    alias[key] = v
+    if x._tracks_versions:
+        bump_version(x._data)
+    return True
 
 
 def _cast_like(v: Any, x: Tensor) -> Any:

@@ -315,7 +315,7 @@ def _host_span(a: Any) -> tuple[int, int] | None:
     (every stride positive, each the product of the sizes below it in stride order, as a
     permutation of contiguous memory is); None otherwise (PyTorch calls the overlap of such
     layouts too hard to tell, and lets it pass)."""
-    if a.__class__ is not np.ndarray or a.size <= 1:
+    if a.__class__ is not np.ndarray or a.size == 0:
         return None
     step = a.itemsize
     for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
@@ -334,12 +334,77 @@ def refuse_partial_overlap(dest: Any, src: Any, name: str) -> None:
     a, b = _host_span(dest), _host_span(src)
     if a is None or b is None or a[1] <= b[0] or b[1] <= a[0]:
         return
-    if a == b and dest.shape == src.shape and dest.strides == src.strides:
+    if a == b and dest.strides == src.strides:  # (PyTorch's full overlap: the same bytes, the same strides)
         return
     raise RuntimeError(
         f"{name}: unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
         f"single memory location (shapes {tuple(src.shape)} and {tuple(dest.shape)}). Please clone() the tensor "
         "before performing the operation."
+    )
+
+
+def refuse_internal_overlap(dest: Any, name: str) -> None:
+    """Raise PyTorch's RuntimeError where ``dest``, an array an op is to write, has two elements in
+    one place (a stride 0 along a dimension of more than one element: an ``expand``)."""
+    if dest.__class__ is np.ndarray and any(st == 0 and n > 1 for n, st in zip(dest.shape, dest.strides)):
+        raise RuntimeError(
+            f"{name}(): unsupported operation: more than one element of the written-to tensor (shape "
+            f"{tuple(dest.shape)}) refers to a single memory location. Please clone() the tensor before performing "
+            "the operation (an expanded tensor repeats its elements)."
+        )
+
+
+def expanded_alias(a: Any) -> Any:
+    """A writeable array of the memory ``a`` shows, where ``a`` is an expanded NumPy array (a
+    read-only broadcast: a stride 0 along a dimension of more than one element) of writeable
+    memory; None otherwise. PyTorch's ``fill_``, ``masked_fill_`` and ``index_put_`` (``x[mask] =
+    v``, ``x[idx] = v``) write such memory, every element the expansion repeats."""
+    if a.__class__ is not np.ndarray or a.flags.writeable:
+        return None
+    if not any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        return None
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root is a or not root.flags.writeable or not root.flags.c_contiguous:
+        return None
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        return np.ndarray(a.shape, a.dtype, buffer=root, offset=offset, strides=a.strides)
+    except (TypeError, ValueError):
+        return None
+
+
+#: The in-place ops that write an expanded tensor's memory, as PyTorch's (the last two with its
+#: deprecation warning); the others refuse it (:func:`refuse_internal_overlap`).
+WRITES_EXPANDED = {"fill_": False, "masked_fill_": True, "index_put_": True}
+
+
+def write_expanded(dst: Any, new: Any, name: str) -> bool:
+    """Write ``new`` into the expanded array ``dst`` where its values change (the elements the op
+    writes), for an op of :data:`WRITES_EXPANDED`; False where ``dst`` is no such array."""
+    alias = expanded_alias(dst) if name in WRITES_EXPANDED else None
+    if alias is None:
+        return False
+    if WRITES_EXPANDED[name]:
+        deprecated_expanded_write(name)
+    new = np.asarray(new)
+    changed = new != dst
+    if new.dtype.kind in "fc":
+        changed &= ~(np.isnan(new) & np.isnan(dst))
+    alias[changed] = new[changed]
+    return True
+
+
+def deprecated_expanded_write(name: str) -> None:
+    """PyTorch's warning for ``masked_fill_``/``index_put_`` into an expanded tensor."""
+    from ...engine.warn import warn  # noqa: PLC0415 - (kept off the shared import lines)
+
+    warn(
+        f"Use of {name} on expanded tensors is deprecated. Please clone() the tensor before performing this "
+        "operation. This also applies to advanced indexing e.g. "
+        + ("tensor[mask] = scalar" if name == "masked_fill_" else "tensor[indices] = tensor"),
+        UserWarning,
     )
 
 
@@ -496,10 +561,17 @@ def _write(t: Tensor, r: Tensor, name: str) -> None:
         try:
             dst[...] = r._data
         except (ValueError, TypeError) as e:
+            if write_expanded(dst, r._data, name):
+                return _bumped(t, dst)
+            refuse_internal_overlap(dst, name)
             raise RuntimeError(
                 f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "
                 "tensor repeats one element in many places: write into a copy (x.clone()) instead"
             ) from e
+    _bumped(t, dst)
+
+
+def _bumped(t: Tensor, dst: Any) -> None:
     if t._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
         bump_version(dst)
 

@@ -17,16 +17,15 @@ from typing import Any
 import numpy as np
 
 from ...engine.declare import public
-from ...engine.switches import no_grad, tracing
-from ...engine.versions import bump_version
+from ...engine.switches import tracing
 from ...functional.checks import tensor_arg
 from ...random import draw, generator_for
 from ...random import transforms as rt
-from .._tensor import InvalidArgumentError, Tensor, cat, where
+from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import UnsupportedDtypeError, scalar_type_name
 from ..shape.dims import NOT_GIVEN, as_int, given, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
-from .out_argument import not_a_tensor, refused_out
+from .out_argument import not_a_tensor, refused_out, resized
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
 
@@ -309,27 +308,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             f"resize_: cannot resize variables that require grad (shape {tuple(self.shape)}); resize a detached "
             "copy (x.detach().clone()) or build a new tensor"
         )
-    if shape == tuple(self.shape):  # (PyTorch keeps the strides too)
-        if self._tracks_versions:
-            bump_version(self._data)
-        return self
-    d = self._data
-    flags = getattr(getattr(d, "_array", d), "flags", None)
-    if flags is not None and not flags["C_CONTIGUOUS"]:
-        # PyTorch lays the new shape over the storage in memory order: a permuted or sliced
-        # array has no such order here
-        raise RuntimeError(
-            f"resize_: this tensor (shape {tuple(self.shape)}) is not contiguous; resize x.contiguous() instead"
-        )
-    n = int(np.prod(shape, dtype=np.int64))
-    with no_grad():
-        flat = self.reshape(-1)
-        if n <= flat.shape[0]:
-            r = flat[:n].reshape(shape)
-        else:  # new memory: the old values first
-            extra = Tensor.zeros(n - flat.shape[0], dtype=self.dtype, device=self._dev)
-            r = cat([flat, extra]).reshape(shape)
-    return apply_restride(self, "resize_", lambda x: r, lambda x: x)
+    return resized(self, shape)
 
 
 @public(method=True)

@@ -18,11 +18,15 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ...engine.arguments import KEYWORD_OVERLOADS, numpy_aliases
 from ...engine.switches import _State, no_grad
+from ...engine.versions import _memory_root, bump_version, shared_with_numpy
 from ...engine.warn import warn as _user_warn
-from .._tensor import Tensor
+from .._tensor import Tensor, cat
 from ..dtypes import can_cast, scalar_type_name
+from .inplace import apply_restride, refuse_internal_overlap, refuse_partial_overlap
 
 #: Functions of :data:`OUT_NAMES` whose PyTorch docs do not say they take ``out=``
 #: (tests/tensor/test_out_argument.py calls each with it).
@@ -75,24 +79,102 @@ OUT_NEEDS_DIM = frozenset("sum prod median nanmedian".split())
 #: The functions that join tensors: a result that cannot be cast to ``out``'s dtype is PyTorch's TypeError.
 JOINS = frozenset("cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
 
+#: PyTorch's elementwise functions (its TensorIterator's), which look at ``out`` before computing: it may
+#: not have two elements in one place (an expanded tensor), nor share part of an input's memory, and an
+#: ``out`` that is one of the inputs is not resized (:func:`refuse_out_overlap`).
+ELEMENTWISE_OUT = frozenset(
+    """abs absolute acos acosh add addcdiv addcmul angle arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor ceil
+    clamp clip clamp_min clamp_max copysign cos cosh deg2rad digamma div divide eq erf erfc erfinv exp exp2 expm1 fix
+    float_power floor floor_divide fmax fmin fmod frac ge gcd greater greater_equal gt heaviside hypot i0 igamma
+    igammac isneginf isposinf lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 logaddexp logaddexp2
+    logical_and logical_not logical_or logical_xor logit lt maximum minimum mul multiply mvlgamma nan_to_num ne neg
+    negative nextafter not_equal polygamma pow rad2deg reciprocal remainder round rsqrt sgn sigmoid sign signbit sin
+    sinc sinh sqrt square sub subtract tan tanh true_divide trunc where xlogy""".split()
+)
+
+#: The scans and the reductions along a dim with indices, which refuse an ``out`` sharing part of an
+#: input's memory once ``out`` is resized to the result's shape (PyTorch checks in their kernels).
+OVERLAP_AFTER_RESIZE = frozenset("cumsum cumprod logcumsumexp sort msort max min".split())
+
+#: The functions PyTorch declares without a gradient: an ``out`` or an input that requires grad is
+#: no error (the others' "functions with out=... arguments don't support automatic differentiation").
+NO_AUTOGRAD_OUT = frozenset(
+    "eq ne lt le gt ge greater greater_equal less less_equal not_equal argmax argmin logical_and logical_or "
+    "logical_xor logical_not histc".split()
+)
+
 #: Factories, which resize ``out`` without PyTorch's warning (it warns for computed results).
 QUIET_RESIZE = frozenset("zeros ones full empty rand randn randint randperm eye linspace logspace normal multinomial "
                          "bernoulli".split())  # fmt: skip
 
 
-def written_to_out(r: Any, out: Any, op: str) -> Any:
+def written_to_out(r: Any, out: Any, op: str, inputs: tuple[Any, ...] = ()) -> Any:
     """``r`` written into ``out`` (a tensor, or a tuple of them for a function of several
     results), which is returned; ``r`` itself when ``out`` is None. As PyTorch's: not while
     an input records a gradient (``out=`` takes no part in autograd), ``out`` resized to the
-    result's shape, the result cast to ``out``'s dtype within ``can_cast``."""
+    result's shape, the result cast to ``out``'s dtype within ``can_cast``; for the functions
+    of :data:`OVERLAP_AFTER_RESIZE`, a resized ``out`` sharing part of one of the arguments'
+    tensors (``inputs``) refused."""
     if out is None:
         return r
     if isinstance(r, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(r):
             raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(r)} Tensors, got {type(out).__name__}")
-        written = [_written(v, o, op, exact=True) for v, o in zip(r, out)]  # (each out of several: its exact dtype)
+        written = [_written(v, o, op, True, inputs) for v, o in zip(r, out)]  # (each out of several: its exact dtype)
         return tuple(written) if type(r) is tuple else out_type(type(r))(*written)
-    return _written(r, out, op)
+    return _written(r, out, op, False, inputs)
+
+
+def _tensors_in(args: tuple[Any, ...]) -> list[Tensor]:
+    """The tensors among ``args`` and in the lists among them (``cat``'s)."""
+    found = []
+    for a in args:
+        if isinstance(a, Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(t for t in a if isinstance(t, Tensor))
+    return found
+
+
+def _overlap_error(op: str, out: Tensor, t: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"{op}(): unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+        f"single memory location (shapes {tuple(t.shape)} and {tuple(out.shape)}). Please clone() the tensor "
+        "before performing the operation."
+    )
+
+
+def refuse_out_overlap(op: str, out: Any, args: tuple[Any, ...]) -> None:
+    """PyTorch's checks of ``out`` against the arguments ``args`` of ``op`` before it computes:
+    for the joins (``cat``), an ``out`` sharing any memory with an input (itself included); for
+    :data:`ELEMENTWISE_OUT`, an ``out`` with two elements in one place (an expanded tensor), an
+    ``out`` sharing part of an input's memory (the same memory in the same layout is fine:
+    ``torch.add(x, y, out=x)``), and an ``out`` that is one of the inputs and not of the
+    broadcast shape (PyTorch resizes no tensor it reads)."""
+    if not isinstance(out, Tensor):
+        return
+    inputs = _tensors_in(args)
+    if op in JOINS:
+        for t in inputs:
+            if isinstance(t._data, np.ndarray) and isinstance(out._data, np.ndarray) and out.numel() and t.numel():
+                if np.shares_memory(out._data, t._data):
+                    raise _overlap_error(op, out, t)
+        return
+    refuse_internal_overlap(out._data, op)
+    for t in inputs:
+        if t is not out:
+            refuse_partial_overlap(out._data, t._data, f"{op}()")
+    if any(t is out for t in inputs):
+        try:
+            shape = np.broadcast_shapes(*(tuple(t.shape) for t in inputs))
+        except ValueError:
+            return  # (the op says which shapes do not broadcast)
+        if shape != tuple(out.shape):
+            raise RuntimeError(
+                f"{op}(): output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)} "
+                "(out is one of the inputs: it is not resized)"
+            )
 
 
 _OUT_TYPES: dict[type, type] = {}
@@ -107,10 +189,10 @@ def out_type(cls: type) -> type:
     return t
 
 
-def _written(r: Tensor, out: Any, op: str, exact: bool = False) -> Tensor:
+def _written(r: Tensor, out: Any, op: str, exact: bool = False, inputs: tuple[Any, ...] = ()) -> Tensor:
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _State.grad_enabled and (r.requires_grad or out.requires_grad):
+    if _State.grad_enabled and (r.requires_grad or out.requires_grad) and op not in NO_AUTOGRAD_OUT:
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
     if out._dev is not r._dev:
@@ -132,7 +214,13 @@ def _written(r: Tensor, out: Any, op: str, exact: bool = False) -> Tensor:
                 "(as in PyTorch); give an empty out, or one of the result's shape",
                 UserWarning,
             )
-        out.resize_(tuple(r.shape))
+        with no_grad():
+            resized(out, tuple(r.shape))
+    if inputs and op in OVERLAP_AFTER_RESIZE:
+        for t in _tensors_in(inputs):
+            # (max and min along a dim of one element copy it, PyTorch's shortcut, which checks nothing)
+            if t is not out and not (op in ("max", "min") and t.numel() == r.numel()):
+                refuse_partial_overlap(out._data, t._data, f"{op}()")
     with no_grad():
         out.copy_(r)
     return out
@@ -208,6 +296,8 @@ def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., 
     needs_dim = name in OUT_NEEDS_DIM
     dtype_out = name in DTYPE_FROM_OUT and any(p.name == "dtype" and p.kind is p.KEYWORD_ONLY for p in params)
 
+    checked = name in ELEMENTWISE_OUT or name in JOINS
+
     def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
         try:
             if out is None:
@@ -216,7 +306,9 @@ def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., 
                 raise _out_without_dim(name)
             if dtype_out:
                 kw["dtype"] = dtype_from_out(name, kw.get("dtype"), out)
-            return written_to_out(fn(*args, **kw), out, name)
+            if checked:
+                refuse_out_overlap(name, out, (*args, *kw.values()))
+            return written_to_out(fn(*args, **kw), out, name, (*args, *kw.values()))
         except (AttributeError, KeyError) as e:  # (a number or None where the tensor goes)
             if args and (tensor_first or not isinstance(args[0], (list, tuple))):
                 not_a_tensor(name, args[0], e)
@@ -320,15 +412,20 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
     if first in _SEQUENCE_PARAMETERS:  # (cat's tensors: a list is right there, its own checks say what is wrong)
         first = None
     defaults["_not_tensor"], defaults["_none"], defaults["_dtype_from_out"] = not_a_tensor, _NO_INPUT, dtype_from_out
+    defaults["_refuse_overlap"] = refuse_out_overlap
     dtype_line = ""
     if name in DTYPE_FROM_OUT and any(p.name == "dtype" for p in params):
         dtype_line = "        dtype = _dtype_from_out(_name, dtype, out)\n"
+    inputs = "(" + "".join(("*" if p.kind is p.VAR_POSITIONAL else "") + p.name + ", " for p in params) + ")"
+    if name in ELEMENTWISE_OUT or name in JOINS:
+        dtype_line += f"        _refuse_overlap(_name, out, {inputs})\n"
+    given = f", {inputs}" if name in OVERLAP_AFTER_RESIZE else ""
     source = (
         f"def adapter({', '.join(head)}):\n"
         f"    try:\n"
         f"        if out is None:\n            return _fn({', '.join(call)})\n"
         f"{needs_dim}{dtype_line}"
-        f"        return _written(_fn({', '.join(call)}), out, _name)\n"
+        f"        return _written(_fn({', '.join(call)}), out, _name{given})\n"
         f"    except (AttributeError, KeyError) as e:\n"  # (a number or None where the tensor goes)
         f"        _not_tensor(_name, {first or '_none'}, e)\n"
         f"        raise\n"
@@ -336,3 +433,52 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
     # (compiled as this file's code: tracebacks and the op-origin search skip it as the package's)
     exec(compile(source, __file__, "exec"), defaults)  # noqa: S102 - (made of fn's own parameter names)
     return defaults["adapter"]
+
+
+def resized(self: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """:func:`resize_` without its check of ``requires_grad``: PyTorch's resize of an ``out=``,
+    which its kernels make outside autograd (an ``out`` that requires grad, where that is allowed)."""
+    if shape == tuple(self.shape):  # (PyTorch keeps the strides too)
+        if self._tracks_versions:
+            bump_version(self._data)
+        return self
+    d = self._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    if flags is not None and not flags["C_CONTIGUOUS"]:
+        # PyTorch lays the new shape over the storage in memory order: a permuted or sliced
+        # array has no such order here
+        raise RuntimeError(
+            f"resize_: this tensor (shape {tuple(self.shape)}) is not contiguous; resize x.contiguous() instead"
+        )
+    n = int(np.prod(shape, dtype=np.int64))
+    grown = _grown_in_memory(d, shape, n)
+    with no_grad():
+        flat = self.reshape(-1)
+        if n <= flat.shape[0]:
+            r = flat[:n].reshape(shape)
+        elif grown is not None:  # (within the memory it shows: PyTorch's storage keeps its values)
+            r = Tensor._wrap(grown, self._dev)
+        else:  # new memory: the old values first
+            extra = Tensor.zeros(n - flat.shape[0], dtype=self.dtype, device=self._dev)
+            r = cat([flat, extra]).reshape(shape)
+    return apply_restride(self, "resize_", lambda x: r, lambda x: x)
+
+
+def _grown_in_memory(d: Any, shape: tuple[int, ...], n: int) -> Any:
+    """The array of ``shape`` that the NumPy array ``d`` grows to within the memory it is part
+    of, where that holds ``n`` elements from ``d``'s first (PyTorch's storage, which a
+    resize within its size keeps); None where it does not (new memory). PyTorch's RuntimeError
+    where it does not and the memory was shared with NumPy (its storage cannot grow then)."""
+    if d.__class__ is not np.ndarray or n <= d.size:
+        return None
+    root = _memory_root(d)
+    if root.__class__ is np.ndarray and root.flags.c_contiguous and root.flags.writeable:
+        offset = d.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        if 0 <= offset and offset + n * d.itemsize <= root.nbytes:
+            return np.ndarray(shape, d.dtype, buffer=root, offset=offset)
+    if shared_with_numpy(d):
+        raise RuntimeError(
+            f"resize_: Trying to resize storage that is not resizable (shape {tuple(d.shape)} to {shape}): its "
+            "memory is shared with a NumPy array (numpy(), from_numpy); resize a copy (x.clone()) instead"
+        )
+    return None

@@ -247,6 +247,8 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise InvalidArgumentError(
             f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {tuple(self.shape)})"
         )
+    if start == end:  # (nothing to merge: the tensor itself, as PyTorch's)
+        return self
     # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
@@ -268,11 +270,13 @@ def expand_as(self, other: Tensor) -> Tensor:
 
 @public(method=True)
 def t(self) -> Tensor:
-    """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
+    """The transpose of a matrix (of a 0-D or 1-D tensor, a view of it as it is)."""
     if tensor_arg(self, "t").ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {tuple(self.shape)}); "
                            "use .mT or .transpose(-2, -1)")  # fmt: skip
-    return self if self.ndim < 2 else self.T
+    if self.ndim < 2:  # (a view of it all the same, as PyTorch's: a no_grad t() is a no_grad view)
+        return ops.movement.TwoDTranspose.apply(self, args=tuple(range(self.ndim)))
+    return self.T
 
 
 @public(method=True)
