@@ -115,7 +115,7 @@ class Logcumsumexp(Function):
         if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
             return a * 1
         axis = self.args
-        if a.dtype.kind == "c":
+        if ns.device.np_dtype(a.dtype).kind == "c":  # (a backend dtype: the array API has no .kind)
             return _complex_logcumsumexp(xp, a, axis)
         n = a.shape[axis]
         lead = (slice(None),) * axis
