@@ -344,7 +344,7 @@ _EMPTY_HALF = (
 )
 _NO_COMPLEX32 = "float16 parts: PyTorch makes a complex32 (chalf) tensor; NumPy has no complex32, so ours refuses"
 KNOWN: dict[str, str] = {
-    **{f"{name}/float16": _NO_COMPLEX32 for name in ("complex", "polar", "view_as_complex")},
+    **{f"{name}/float16": _NO_COMPLEX32 for name in ("complex", "view_as_complex")},
     **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,

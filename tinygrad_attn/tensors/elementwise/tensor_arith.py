@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import check_dtype, public
+from ...engine.switches import tracing
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
@@ -261,5 +262,7 @@ def masked_fill(self, mask: Any, value: Tensor | float) -> Tensor:
                            f"{value.ndim} dimension(s) (shape {tuple(value.shape)})")  # fmt: skip
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
         value = self.dtype.type(fill_value_in("masked_fill", value, self.dtype)).item()  # (-1 into uint8: 255)
+    elif isinstance(value, Tensor) and self.dtype.kind in "iu" and not tracing():
+        fill_value_in("masked_fill", value.item(), self.dtype)  # (its number, checked as PyTorch's: -0.5 into uint8)
     out = where(mask, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
