@@ -21,6 +21,12 @@ import numpy as np
 import tinygrad_attn as tga
 
 
+def builtin_class(cls: type) -> type:
+    """An exception class as the built-in class a user catches: the first of Python's own in its
+    MRO (PyTorch's ``_LinAlgError`` and ``OutOfMemoryError`` are ``RuntimeError``s)."""
+    return next((k for k in cls.__mro__ if k.__module__ == "builtins"), Exception)
+
+
 def _record(v: Any, lib: Any) -> Any:
     if isinstance(v, lib.Tensor):
         a = np.array(v.detach().numpy(), copy=True)  # (PyTorch shares the memory: later changes would show)

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow  # (a generator over PyTorch's whole inventory: th
 pytest.importorskip("expecttest")
 
 import test_torch_opinfo as runner  # noqa: E402
+from differential import builtin_class  # noqa: E402
 
 import tinygrad_attn as tga  # noqa: E402
 from tinygrad_attn import Tensor  # noqa: E402
@@ -185,7 +186,7 @@ def run(op_id: str, dtype_name: str) -> tuple[int, list[str]]:
         except Exception as e:
             if raised is None:
                 diffs.append(f"{where}: raises {type(e).__name__}: {str(e)[:160]} where PyTorch returns")
-            elif not isinstance(e, _builtin_base(type(raised))):
+            elif not isinstance(e, builtin_class(type(raised))):
                 diffs.append(f"{where}: raises {type(e).__name__}, PyTorch {type(raised).__name__}: {raised}"[:300])
             continue
         if raised is not None:
@@ -199,13 +200,6 @@ def run(op_id: str, dtype_name: str) -> tuple[int, list[str]]:
         if why:
             diffs.append(f"{where}: {why}")
     return compared, diffs
-
-
-def _builtin_base(cls: type) -> type:
-    for k in cls.__mro__:
-        if k.__module__ == "builtins":
-            return k
-    return Exception
 
 
 CASES = [

@@ -43,21 +43,13 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("expecttest")
 
 import test_torch_opinfo as runner  # noqa: E402
+from differential import builtin_class  # noqa: E402
 
 from tinygrad_attn import Tensor  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Calling both sides
 # ---------------------------------------------------------------------------------------------
-
-
-def _builtin_base(cls: type) -> type:
-    """PyTorch's exception class as the built-in class a user catches (``torch.OutOfMemoryError``
-    and ``LinAlgError`` are ``RuntimeError``s, ``_C._LinAlgError`` too)."""
-    for k in cls.__mro__:
-        if k.__module__ == "builtins":
-            return k
-    return Exception
 
 
 def _ours(target: runner.Target, inp: Any, args: Any, kwargs: Any) -> Any:
@@ -100,7 +92,7 @@ def _raised(fn: Any) -> tuple[Any, BaseException | None]:
 
 def _expect_raise(want: type, got: BaseException | None, ours: Any) -> str | None:
     """Why our outcome is not PyTorch's ``want`` (None when it is)."""
-    want = _builtin_base(want) if want is not Exception else Exception
+    want = builtin_class(want) if want is not Exception else Exception
     if got is None:
         kind = type(ours).__name__
         return f"returns {kind}, PyTorch raises {want.__name__}"

@@ -7,11 +7,11 @@ argument form of ``torch.repeat_interleave``, and an input with too few axes for
 
 from __future__ import annotations
 
-import builtins
 import warnings
 
 import numpy as np
 import pytest
+from differential import builtin_class  # noqa: E402
 
 import tinygrad_attn as tga
 
@@ -135,11 +135,6 @@ PROGRAMS = [
 KNOWN: dict[str, str] = {}
 
 
-def _builtin(cls: type) -> type:
-    """The first builtin exception class in ``cls``'s MRO (PyTorch's ``_LinAlgError`` is a RuntimeError)."""
-    return next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
-
-
 def _run(lib, code: str):
     scope = {"torch": lib}
     with warnings.catch_warnings():
@@ -164,7 +159,7 @@ def test_an_argument_is_met_as_in_torch(code):
     (want, theirs), (got, ours) = _run(torch, code), _run(tga, code)
     if want is not None:
         assert got is not None, f"PyTorch raises {type(want).__name__} ({want}) for {code}; ours returns"
-        assert isinstance(got, _builtin(type(want))), (
+        assert isinstance(got, builtin_class(type(want))), (
             f"{code}: PyTorch raises {type(want).__name__} ({want}), ours {type(got).__name__}: {got}"
         )
         assert str(got), f"{code}: ours raises {type(got).__name__} with no message"

@@ -18,12 +18,12 @@ or from older code:
 
 from __future__ import annotations
 
-import builtins
 import itertools
 import warnings
 
 import numpy as np
 import pytest
+from differential import builtin_class  # noqa: E402
 
 import tinygrad_attn as tga
 
@@ -113,10 +113,6 @@ KNOWN = {
 }
 
 
-def _builtin(cls: type) -> type:
-    return next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
-
-
 def _run(lib, code: str):
     env = {"torch": lib}
     with warnings.catch_warnings():
@@ -143,7 +139,7 @@ def _agree(code: str) -> str | None:
     if want_error is not None:
         if got_error is None:
             return f"PyTorch raises {type(want_error).__name__} ({want_error}); ours returns {got!r}"
-        if not isinstance(got_error, _builtin(type(want_error))):
+        if not isinstance(got_error, builtin_class(type(want_error))):
             return f"PyTorch raises {type(want_error).__name__}, ours {type(got_error).__name__}: {got_error}"
         return None
     if got_error is not None:

@@ -5,10 +5,10 @@ kernel does not take, a graph used twice, optimizers and modules misconfigured."
 
 from __future__ import annotations
 
-import builtins
 import warnings
 
 import pytest
+from differential import builtin_class  # noqa: E402
 
 import tinygrad_attn as tga
 
@@ -198,11 +198,6 @@ MISTAKES = [
 KNOWN: dict[str, str] = {}
 
 
-def _builtin(cls: type) -> type:
-    """The first builtin exception class in ``cls``'s MRO (PyTorch's ``_LinAlgError`` is a RuntimeError)."""
-    return next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
-
-
 def _run(lib, code: str):
     # (both libraries' distributions validate their arguments, as by default: another test module of the
     # same process may have switched PyTorch's default off, which changes what a mistake raises)
@@ -235,6 +230,6 @@ def test_a_mistake_is_met_as_in_torch(code):
         assert got is None, f"PyTorch runs {code}; ours raises {type(got).__name__}: {got}"
     else:
         assert got is not None, f"PyTorch raises {type(want).__name__} ({want}) for {code}; ours runs"
-        assert isinstance(got, _builtin(type(want))), (
+        assert isinstance(got, builtin_class(type(want))), (
             f"{code}: PyTorch raises {type(want).__name__}, ours {type(got).__name__}: {got}"
         )
