@@ -269,7 +269,6 @@ KNOWN: dict[str, str] = {
     "squeeze": _steps("SqueezeBackward0", "ViewBackward0"),
     "squeeze.multiple": _steps("SqueezeBackward2", "ViewBackward0"),
     "squeeze_copy": _steps("SqueezeBackward0_copy", "CloneBackward0"),
-    "t": _no_node_here("TBackward0"),
     "take_along_dim": _steps("GatherBackward0", "SavedBackward0"),
     "tensordot": _edges("ViewBackward0"),
     "trapezoid": _steps("DivBackward1", "DivBackward0"),

@@ -125,12 +125,14 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
             raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when use_input_stats=False")
         y = (x - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
     n, ones = x.shape[0], (1,) * (x.ndim - 2)
+    copies = None
     if weight is not None:  # (one copy per sample, as PyTorch's: the copy is kept, the weight may change in place)
-        y = y * weight.repeat(n).reshape((n, c) + ones)
+        copies = weight.repeat(n)
+        y = y * copies.reshape((n, c) + ones)
     if bias is not None:
         y = y + bias.reshape(bshape)
     y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16, as PyTorch's)
-    return saved_for_backward(y, input, weight, joint=True)  # (PyTorch's: batch norm's backward, one op)
+    return saved_for_backward(y, input, copies, joint=True)  # (PyTorch's: batch norm's backward, one op)
 
 
 def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
