@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.arguments import is_int_sequence, refuse
 from ...engine.composite import composite
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function
@@ -913,9 +912,6 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
 def movedim(input: Tensor, source: Sequence[int], destination: Sequence[int]) -> Tensor:  # noqa: A002
     """Axes ``source`` moved to positions ``destination``, the others kept in order."""
     x = _tensor(input, "movedim")
-    for param, v in (("source", source), ("destination", destination)):  # (a bool is no int to PyTorch's parser)
-        if isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and not is_int_sequence(v)):
-            refuse("movedim", param, 2 if param == "source" else 3, "int", v)
     if isinstance(source, (list, tuple)) != isinstance(destination, (list, tuple)):  # (its two overloads: ints, lists)
         raise TypeError(f"movedim(): received an invalid combination of arguments - got source {source!r} and "
                         f"destination {destination!r}; give two ints or two lists of ints")  # fmt: skip
