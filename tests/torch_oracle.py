@@ -88,3 +88,16 @@ def torch_or_absent() -> Any:
 
 
 needs_torch = pytest.mark.skipif(isinstance(torch_or_absent(), _Absent), reason="needs PyTorch (the oracle)")
+
+
+def torch_bernoulli_is_ours() -> bool:
+    """Whether PyTorch's CPU ``bernoulli_(p)`` (a float ``p``: dropout's masks) draws from the
+    stream ours reproduces: it does, except from MKL's stream on an Intel CPU."""
+    import torch  # noqa: PLC0415 - the tests that call this import it with importorskip
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            intel = "GenuineIntel" in f.read()
+    except OSError:
+        intel = False
+    return not (intel and torch.backends.mkl.is_available())

@@ -11,20 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch_oracle import torch_bernoulli_is_ours  # noqa: E402
+
 import tinygrad_attn as tga  # noqa: E402
 
-
-def _intel_mkl() -> bool:
-    """Whether PyTorch draws Tensor.bernoulli_(p) from MKL's stream: built with MKL, on an Intel CPU."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            intel = "GenuineIntel" in f.read()
-    except OSError:
-        intel = False
-    return intel and torch.backends.mkl.is_available()
-
-
-pytestmark = pytest.mark.skipif(_intel_mkl(), reason="PyTorch draws bernoulli_(p) from MKL's stream on this CPU")
+pytestmark = pytest.mark.skipif(
+    not torch_bernoulli_is_ours(), reason="PyTorch draws bernoulli_(p) from MKL's stream on this CPU"
+)
 
 FUNCTIONS = {
     "dropout": (lambda m, x, p: m.nn.functional.dropout(x, p), (5, 7)),

@@ -25,6 +25,8 @@ from tinygrad_attn.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad
 
 torch = pytest.importorskip("torch")
 
+from torch_oracle import torch_bernoulli_is_ours  # noqa: E402
+
 INPUT, HIDDEN, PROJ, STEPS, BATCH = 3, 5, 2, 4, 3
 #: the packed batches' lengths (unsorted: the batch is reordered, and h_0 with it)
 LENGTHS = [(4, 2, 3), (1, 4, 4), (3, 1, 2)]
@@ -295,7 +297,7 @@ def test_dropout_between_layers_as_torch():
         out_t, (h_t, c_t) = theirs(torch.tensor(x))
         tga.manual_seed(7)
         out_o, (h_o, c_o) = ours(Tensor(x))
-        if training and not _torch_draws_as_ours():
+        if training and not torch_bernoulli_is_ours():
             continue
         for o, t in ((out_o, out_t), (h_o, h_t), (c_o, c_t)):
             np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), **TOL["float64"])
@@ -303,16 +305,6 @@ def test_dropout_between_layers_as_torch():
     a = ours(Tensor(x))[0].detach().numpy()
     ours.dropout = 0.0
     np.testing.assert_array_equal(a, ours(Tensor(x))[0].detach().numpy())
-
-
-def _torch_draws_as_ours() -> bool:
-    """PyTorch's CPU bernoulli_ draws as ours except from MKL's stream on an Intel CPU."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            intel = "GenuineIntel" in f.read()
-    except OSError:
-        intel = False
-    return not (intel and torch.backends.mkl.is_available())
 
 
 def test_dropout_one_zeroes_the_input_of_the_next_layer():

@@ -138,8 +138,8 @@ def gumbel_softmax(logits: Tensor, tau: Any = 1.0, hard: Any = False, eps: float
         raise RuntimeError(
             f"gumbel_softmax: the Gumbel noise is continuous: logits must be floating point, got {x.dtype}"
         )
-    u = draw("random", tuple(x.shape), x.dtype, x)  # uniform in [0, 1)
-    gumbels = -(-(1.0 - u).log()).log()  # -log(Exponential(1))
+    # -log of Exponential(1) draws, drawn as PyTorch's exponential_() draws them: its numbers for a seed
+    gumbels = -draw(("fill", "exponential", (1.0,)), tuple(x.shape), x.dtype, x).log()
     soft = ((x + gumbels) / tau).softmax(dim)
     if not hard:
         return soft
