@@ -314,3 +314,63 @@ R(walk(loss), repr(loss).split("grad_fn=")[1])
 """,
         torch,
     )
+
+
+_FUNCTIONS = """
+class Two(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, k):
+        ctx.k = k
+        return a * k, b + a, a.detach().argmax()
+    @staticmethod
+    def backward(ctx, ga, gb, gi):
+        return ga * ctx.k + gb, gb, None
+class Sq(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 2 * a * g
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(a, k):
+        return a * k
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.k = inputs[1]
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None
+def walk(fn, depth=4):
+    if fn is None or depth == 0:
+        return None if fn is None else type(fn).__name__
+    return (type(fn).__name__, fn.name(), [(walk(n, depth - 1), k) for n, k in fn.next_functions])
+"""
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["Sq.apply(x)", "Two.apply(x, y, 2.0)[0]", "Two.apply(x, y, 2.0)[1]", "Sq.apply(Two.apply(x, y, 3.0)[1])",
+     "Two.apply(Sq.apply(x), y, 1.5)[0] * Two.apply(x, y, 1.0)[1]", "Scale.apply(x.exp(), 3.0)",
+     "Sq.apply(Scale.apply(x, 2.0)).sum()", "torch.cat(Two.apply(x, y, 2.0)[:2])"],
+)  # fmt: skip
+def test_custom_functions_in_the_graph_walk(expr: str) -> None:
+    # A custom Function's node is ``<Class>Backward`` (no number), one node for all its outputs,
+    # each output an edge with its own output number, as a torchviz-like walk sees them.
+    assert_same_as_torch(
+        _SETUP
+        + _FUNCTIONS
+        + f"""
+out = {expr}
+R(walk(out.grad_fn), repr(out).split("grad_fn=")[1], out.grad_fn.name())
+outs = Two.apply(x, y, 2.0)
+R(outs[0].grad_fn is outs[1].grad_fn, outs[2].grad_fn, outs[2].requires_grad)
+R([k for _, k in torch.cat(outs[:2]).grad_fn.next_functions])
+out.sum().backward()
+R(x.grad, y.grad)
+""",
+        torch,
+    )

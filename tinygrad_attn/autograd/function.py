@@ -203,6 +203,11 @@ class CustomNode(_Kept):
     def op_name(self) -> str:
         return self.fcls.__name__
 
+    @property
+    def torch_grad_fn_name(self) -> str:
+        """PyTorch's class of this node: ``<Function subclass>Backward`` (no overload number)."""
+        return f"{self.fcls.__name__}Backward"
+
     def _release(self) -> None:
         if self.fctx._packed:
             self.fctx._freed = True
@@ -249,6 +254,12 @@ class OutputOf(_Kept):
     @property
     def op_name(self) -> str:
         return f"{self.inputs[0]._ctx.op_name}[{self.args[0]}]"
+
+    @property
+    def stands_for(self) -> tuple[Any, int]:
+        """The node and output number PyTorch's graph shows here: the Function's one node, whose
+        output ``j`` this is (``y.grad_fn`` of every output is that node)."""
+        return self.inputs[0]._ctx, self.args[0]
 
     @staticmethod
     def describe_args(args: tuple) -> None:

@@ -541,6 +541,7 @@ class AccumulateGrad:
 
     def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
         """``fn((), (grad,))`` once the gradient is in ``variable.grad``."""
+
         def hook(v: Any) -> None:  # (a node hook's result is not the leaf hook's to return)
             fn((), (v.grad,))
 
@@ -573,7 +574,13 @@ class BackwardNode:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_saved_") or name.startswith("_raw_saved_"):
             return self._read_saved(name)
-        return getattr(self._node, name)
+        try:
+            return getattr(self._node, name)
+        except AttributeError:
+            ctx = getattr(self._node, "fctx", None)  # (a custom Function's node is its ctx in PyTorch)
+            if ctx is None:
+                raise
+            return getattr(ctx, name)
 
     def __dir__(self) -> list[str]:
         return sorted(
@@ -788,6 +795,9 @@ def _op_edges(node: Function) -> list[tuple[Any, int]]:
 def _output_number(node: Function) -> int:
     """Which output of PyTorch's node ``node`` stands for: its position among the outputs of the op
     written from others that made it (``linalg.svd``'s ``Vh`` is output 2), else 0."""
+    stand_in = getattr(node, "stands_for", None)
+    if stand_in is not None:
+        return stand_in[1]
     scope = op_scope(node)
     outputs = scope.outputs if scope is not None else None
     return outputs.get(id(node), 0) if outputs else 0
@@ -810,6 +820,9 @@ def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None
     ``out``: the tensor it made, which ``_saved_result`` hands out."""
     if node is None:
         return None
+    stand_in = getattr(node, "stands_for", None)  # (a step PyTorch's graph shows as another node's output)
+    if stand_in is not None:
+        return backward_node(stand_in[0], None)
     ref = getattr(node, "_face", None)
     face = ref() if ref is not None else None
     if face is not None and out is not None and face._out is None:
@@ -877,7 +890,12 @@ def grad_fn_name(node: Any, within: Any = None) -> str:
     """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
     layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
     matrices ``MmBackward0``, of vectors ``DotBackward0``; the copy of a view (``permute_copy``, a
-    composite named in :data:`VIEW_COPIES`) the view's node with ``_copy`` (``PermuteBackward0_copy``)."""
+    composite named in :data:`VIEW_COPIES`) the view's node with ``_copy`` (``PermuteBackward0_copy``);
+    a node may name itself (``torch_grad_fn_name``: a custom Function's ``<Class>Backward``)."""
+    stand_in = getattr(node, "stands_for", None)
+    own = getattr(stand_in[0] if stand_in is not None else node, "torch_grad_fn_name", None)
+    if own is not None:
+        return own
     name = type(node).__name__
     scope = op_scope(node, within)
     if scope is not None and scope.name in VIEW_COPIES:
