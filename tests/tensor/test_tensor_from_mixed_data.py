@@ -65,3 +65,94 @@ def _outcome(lib, program):
 def test_tensor_of_mixed_entries_is_pytorchs(k):
     program = _programs()[k]
     assert _outcome(tga, program) == _outcome(torch, program), program
+
+
+# -- the forms data comes in, and the values each dtype takes --------------------------------------
+class _Seq:
+    """A user's sequence: ``len`` and indexing, nothing else (PyTorch reads it item by item)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+class _ArrayOnly:
+    """An object with ``__array__`` alone, which PyTorch does not read."""
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array([1, 2], dtype=np.int32)
+
+
+# Each form turns a flat list of Python numbers into the data (None: not for these numbers).
+FORMS = {
+    "list": list,
+    "tuple": tuple,
+    "nested": lambda v: [list(v), list(v)],
+    "range": lambda v: range(len(v)) if all(type(x) is int for x in v) else None,
+    "deque": lambda v: __import__("collections").deque(v),
+    "array('d')": lambda v: __import__("array").array("d", [float(x.real) for x in v]),
+    "array('q')": lambda v: __import__("array").array("q", v) if all(type(x) is int for x in v) else None,
+    "bytearray": lambda v: bytearray(v) if all(type(x) is int and 0 <= x < 256 for x in v) else None,
+    "memoryview": lambda v: memoryview(bytes(v)) if all(type(x) is int and 0 <= x < 256 for x in v) else None,
+    "user sequence": _Seq,
+    "list of ranges": lambda v: [range(2), range(3, 5)],
+    "Size": lambda v: tga.Size(v) if all(type(x) is int and x >= 0 for x in v) else None,
+    "set": set,
+    "dict": lambda v: dict(enumerate(v)),
+    "iterator": iter,
+    "generator": lambda v: (x for x in v),
+    "array only": lambda v: _ArrayOnly(),
+    "ragged": lambda v: [list(v), list(v)[:1]],
+    "number in lists": lambda v: [list(v), v[0]],
+    "list in numbers": lambda v: [v[0], list(v)],
+    "empty then full": lambda v: [[], list(v)],
+    "None inside": lambda v: [v[0], None],
+    "bytes inside": lambda v: [v[0], b"ab"],
+    "numpy scalars": lambda v: [np.asarray(x)[()] for x in v],
+    "0-d tensors": lambda v: ["0-d", *v],  # (made per library below)
+}
+VALUES = [[1, 2], [300, -1], [-129, 5], [2**31, 0], [-200, 255], [-256, 1], [1.5, -0.5], [1e10, 2.0], [1 + 2j, 0],
+          [True, 2], [float("nan"), 1.0], [2**40, 3]]  # fmt: skip
+
+
+def _data(lib, form, values):
+    if form == "0-d tensors":
+        return [lib.tensor(x) for x in values]
+    if form == "Size":
+        return lib.Size(values) if all(type(x) is int and x >= 0 for x in values) else None
+    return FORMS[form](values)
+
+
+def _form_cases():
+    out = []
+    for form in FORMS:
+        for values in VALUES:
+            if _data(tga, form, values) is None:
+                continue  # (this form cannot hold these numbers)
+            for dtype in [None, *DTYPES]:
+                out.append((form, values, dtype))
+    return out
+
+
+@pytest.mark.parametrize("form, values, dtype", _form_cases())
+def test_every_form_of_data_and_value_is_read_as_pytorch_reads_it(form, values, dtype):
+    results = []
+    for lib in (torch, tga):
+        data = _data(lib, form, values)
+        try:
+            t = lib.tensor(data, dtype=None if dtype is None else getattr(lib, dtype))
+            results.append(("ok", str(t.dtype).split(".")[-1], tuple(t.shape), t.detach().numpy()))
+        except Exception as e:  # noqa: BLE001 - the class is compared
+            results.append(("raises", [c.__name__ for c in type(e).__mro__]))
+    theirs, ours = results
+    assert ours[0] == theirs[0], (ours, theirs)
+    if theirs[0] == "raises":
+        assert theirs[1][0] in ours[1], (ours, theirs)
+        return
+    assert ours[1:3] == theirs[1:3]
+    np.testing.assert_array_equal(ours[3], theirs[3])

@@ -20,7 +20,6 @@ import numpy as np
 from ...engine.arguments import index_value, ints, refuse
 from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
-from ...engine.quiet import quiet
 from ...engine.switches import _State, tracing
 from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
@@ -28,80 +27,12 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import dtype as _TorchDtype
-from ..dtypes import fill_value_in, get_default_dtype, promote_types, set_default_dtype
+from ..dtypes import fill_value_in, get_default_dtype, set_default_dtype
+from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
             "ByteTensor", "BoolTensor", "set_default_tensor_type", "typename"]  # typed constructors  # fmt: skip
-
-
-def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
-    """PyTorch's inference for data given as Python numbers: int64, the default float, its complex or bool."""
-    kind = arr.dtype.kind
-    if kind == "f":
-        return get_default_dtype()
-    if kind in "iu":
-        return np.dtype(np.int64)
-    if kind == "c":  # the complex of the default float: complex128 under float64, as PyTorch's
-        return np.dtype(np.complex128 if get_default_dtype() == np.float64 else np.complex64)
-    return arr.dtype
-
-
-class _HostData:
-    """Nested lists that may hold NumPy scalars and tensors (``[t.sum() for ...]`` left as
-    tensors), read in one walk: ``host`` the lists with each one-element tensor as its number
-    (whatever its shape: PyTorch's ``tensor([tensor([1.]), tensor([2.])])`` has shape (2,)),
-    ``dtype`` PyTorch's inference when an entry carries a dtype of its own (each entry's dtype,
-    a Python float's float32, an int's int64, promoted as PyTorch promotes), else None."""
-
-    def __init__(self, data: Any) -> None:
-        self.typed, self.larger, self.numpy_bools = False, None, False
-        self.kinds: set = set()  # the dtypes and Python types of the entries: promoted once, at the end
-        self.host = self._read(data)
-        self.dtype: np.dtype | None = None
-        for k in self.kinds:
-            dt = k if isinstance(k, (np.dtype, _TorchDtype)) else _torch_dtype_of(np.asarray(k()))
-            self.dtype = dt if self.dtype is None else promote_types(self.dtype, dt)
-
-    def _read(self, item: Any) -> Any:
-        if isinstance(item, (list, tuple)):
-            return [self._read(d) for d in item]
-        if isinstance(item, (np.generic, np.ndarray, Tensor)):
-            self.typed, dt = True, np.dtype(item.dtype)
-            self.kinds.add(dt)
-            self.numpy_bools |= isinstance(item, np.bool_)
-            if isinstance(item, Tensor):
-                if item.numel() != 1:
-                    self.larger = self.larger or item.shape
-                    return np.zeros((), dt)
-                return item.detach().numpy().reshape(())
-            return item
-        self.kinds.add(type(item))
-        return item
-
-    def check(self, target: Any, name: str) -> None:
-        """PyTorch's refusals as it converts each entry to ``target``: a tensor of several
-        entries (a TypeError into an integer or bool dtype, else a ValueError), a NumPy bool into an
-        integer dtype (TypeError: it has no ``__index__``)."""
-        integral = target is not None and np.dtype(target).kind in "iu"
-        if self.larger is not None:
-            cls = TypeError if integral or np.dtype(target).kind == "b" else ValueError
-            raise cls(f"{name}: only one element tensors can be converted to Python scalars (an entry of the data "
-                      f"has shape {self.larger}); use torch.stack to join tensors")  # fmt: skip
-        if integral and self.numpy_bools:
-            raise TypeError(f"{name}: 'numpy.bool' object cannot be interpreted as an integer (the data mixes NumPy "
-                            f"bools with integers: convert them with int())")  # fmt: skip
-
-    @property
-    def inferred(self) -> np.dtype | None:
-        return self.dtype if self.typed else None
-
-
-def _host_data(data: Any, name: str = "tensor", dtype: Any = None) -> Any:
-    read = _HostData(data)
-    read.check(dtype if dtype is not None else read.inferred, name)
-    return read.host
 
 
 @public
@@ -126,44 +57,12 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         raise RuntimeError("Could not infer dtype of NoneType (tensor: None is no data)")
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
-    if isinstance(data, (bool, int, float, complex, list, tuple)):
-        read = _HostData(data)
-        arr = np.asarray(read.host)
-        too_big = arr.dtype == np.uint64 and (dtype is None or np.dtype(dtype).kind != "u")
-        if too_big or (arr.dtype == object and any(isinstance(v, int) and abs(v) >= 2**63 for v in arr.ravel())):
-            raise ValueError("tensor: Overflow when unpacking long long (a Python int outside int64's range)")
-        if arr.dtype == object:
-            raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
-        if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
-            raise ValueError(f"tensor: too many dimensions 'str' (the data holds strings: {arr.ravel()[:3].tolist()})")
-        if dtype is None:
-            dtype = read.inferred or _torch_dtype_of(arr)
-        read.check(dtype, "tensor")
-        _check_float_range(data, arr, dtype)
-        with quiet():  # (1e308 in float32 is inf, as PyTorch's, without NumPy's warning)
-            arr = arr.astype(dtype)
+    if isinstance(data, (bool, int, float, complex)) or is_sequence(data):
+        arr = read_python_data(data, dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
+    if not isinstance(data, (np.ndarray, str, bytes)) and not is_array(data):
+        refuse_data(data, dtype)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-def _check_float_range(data: Any, arr: np.ndarray, dtype: Any) -> None:
-    """PyTorch's check of the Python floats of ``data`` written into an integer dtype: each must
-    lie within its range (NaN never does; -0.5 is outside uint8's), else its RuntimeError (its
-    ints are checked as ``fill_`` checks them)."""
-    dt = np.dtype(dtype)
-    if dt.kind not in "iu" or arr.dtype.kind != "f" or not arr.size:
-        return
-    info = np.iinfo(dt)
-    inside = (arr >= info.min) & (arr <= info.max)  # (NaN: False)
-    if inside.all():
-        return
-    stack = [data]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, float) and not info.min <= v <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {v!r} (tensor)")
 
 
 @public
@@ -345,7 +244,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
-        dtype = _torch_dtype_of(np.asarray(fill_value))
+        dtype = torch_dtype_of(np.asarray(fill_value))
     ints("full", "size", (size,))  # (a float, None or a leading bool among the sizes: PyTorch's TypeError)
     fill_value = fill_value_in("full", fill_value, dtype)  # (-1 into uint8 is 255, as PyTorch's)
     dtype = np.dtype(dtype)
@@ -715,10 +614,9 @@ class _TypedTensorType(type):
             return Tensor(data.detach(), device=device)
         if isinstance(data, Size):  # FloatTensor(x.size()): a shape
             return Tensor(np.zeros(tuple(data), cls.dtype), device=device)
-        arr = np.asarray(_host_data(data, name, cls.dtype))
-        if arr.dtype == object:
-            raise TypeError(f"{name}: the nested lists must be rectangular and hold numbers only")
-        return Tensor(arr.astype(cls.dtype), device=device)
+        if isinstance(data, np.ndarray) or is_array(data):  # (an array: converted whole)
+            return Tensor(data, dtype=cls.dtype, device=device)
+        return Tensor(read_python_data(data, cls.dtype, name), device=device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, Tensor) and obj.dtype == cls.dtype and str(obj.device).split(":")[0] == cls.device
