@@ -31,6 +31,9 @@ class ReLU(Module):
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x, inplace=self.inplace)
 
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
 
 class GELU(Module):
     """Gaussian error linear unit; ``approximate="tanh"`` for the tanh form of GPT-2."""
@@ -117,8 +120,12 @@ class _Elementwise(Module):
             kw["inplace"] = True
         return getattr(F, self._fn)(x, **kw)
 
+    #: whether PyTorch's repr shows ``inplace=True`` (Hardswish's and Hardsigmoid's do not)
+    _inplace_in_repr = True
+
     def extra_repr(self) -> str:
-        return ", ".join(f"{k}={getattr(self, k)}" for k, _ in self._default_values)
+        parts = [f"{k}={getattr(self, k)}" for k, _ in self._default_values]
+        return ", ".join(parts + (["inplace=True"] if self.inplace and self._inplace_in_repr else []))
 
 
 def _activation(name: str, fn: str, doc: str, **defaults: Any) -> type[Module]:
@@ -131,6 +138,7 @@ SELU = _activation("SELU", "selu", "``F.selu``: the self-normalising scaled ELU.
 ReLU6 = _activation("ReLU6", "relu6", "``F.relu6``: ``min(max(x, 0), 6)``.")
 Hardswish = _activation("Hardswish", "hardswish", "``F.hardswish``: ``x * relu6(x + 3) / 6``.")
 Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "``F.hardsigmoid``: ``relu6(x + 3) / 6``.")
+Hardswish._inplace_in_repr = Hardsigmoid._inplace_in_repr = False  # (PyTorch's reprs show no inplace)
 Hardtanh = _activation("Hardtanh", "hardtanh", "``F.hardtanh``: ``x`` clipped to ``[min_val, max_val]``.",
                        min_val=-1.0, max_val=1.0)  # fmt: skip
 Mish = _activation("Mish", "mish", "``F.mish``: ``x * tanh(softplus(x))``.")

@@ -171,7 +171,16 @@ class Embedding(Module):
         return out
 
     def extra_repr(self) -> str:
-        return f"{self.num}, {self.dim}" + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        s = f"{self.num}, {self.dim}"  # (PyTorch's: the settings that differ from the defaults, in its order)
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
 
 
 def _shape(normalized_shape: int | tuple[int, ...]) -> tuple[int, ...]:

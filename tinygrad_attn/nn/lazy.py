@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..engine.function import InvalidArgumentError
 from ..tensors._tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .module import Module
@@ -74,7 +75,14 @@ def _lazy_conv(base: type, transposed: bool) -> type:
     nd = base._nd
 
     def __init__(self: Any, out_channels: int, kernel_size: Any, *args: Any, **kw: Any) -> None:
-        base.__init__(self, 0, out_channels, kernel_size, *args, **kw)
+        # (groups is checked against the channels when they are known, at the first input, as PyTorch's)
+        bound = inspect.signature(base.__init__).bind(self, 0, out_channels, kernel_size, *args, **kw)
+        groups = bound.arguments.get("groups", 1)
+        if not isinstance(groups, int) or groups < 1:
+            raise InvalidArgumentError(f"Lazy{base.__name__}: groups must be a positive integer, got {groups!r}")
+        bound.arguments["groups"] = 1
+        base.__init__(*bound.args, **bound.kwargs)
+        self.groups = groups
         self._remember(out_channels, kernel_size, *args, **kw)
 
     doc = (f"PyTorch's ``nn.Lazy{base.__name__}(out_channels, kernel_size, ...)``: a :class:`{base.__name__}` "

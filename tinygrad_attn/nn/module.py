@@ -25,6 +25,7 @@ import numpy as np
 from ..engine.switches import Scope, _State, active_tracer
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor, _to_args
+from ..tensors.factories.creation import typename
 from ..tensors.mutation.inplace import store_array
 
 
@@ -1492,6 +1493,18 @@ def _as_parameter(value: Any, where: str) -> Parameter:
     raise TypeError(f"{where}: expected a Parameter or a Tensor, got {type(value).__name__}")
 
 
+def _parameter_lines(entries: Iterable[tuple[str, Any]], kind: Callable[[Any], str]) -> str:
+    """PyTorch's lines for a ParameterList or ParameterDict: ``(key): Parameter containing:
+    [<kind> of size 2x3]``, the device where it is a GPU."""
+    lines = []
+    for k, p in entries:
+        size = "x".join(str(n) for n in p.shape)
+        where = f" ({p.device})" if p.device.type != "cpu" else ""
+        what = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        lines.append(f"  ({k}): {what} containing: [{kind(p)} of size {size}{where}]")
+    return "\n".join(lines)
+
+
 class ParameterList(_ListOf):
     """PyTorch's ``nn.ParameterList``: parameters registered as ``0``, ``1``, ... (a tensor given
     becomes a Parameter), indexed, iterated and extended as a list.
@@ -1515,6 +1528,9 @@ class ParameterList(_ListOf):
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
+    def extra_repr(self) -> str:
+        return _parameter_lines(self._parameters.items(), lambda p: str(p.dtype))
+
 
 class ParameterDict(_DictOf):
     """PyTorch's ``nn.ParameterDict``: parameters registered under their keys (a tensor given
@@ -1530,6 +1546,9 @@ class ParameterDict(_DictOf):
 
     def _put(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value, "ParameterDict"))
+
+    def extra_repr(self) -> str:
+        return _parameter_lines(self._parameters.items(), typename)
 
     # the rest of PyTorch's ParameterDict: dict methods and operators
     def copy(self) -> ParameterDict:
