@@ -111,7 +111,7 @@ CASES = {
     ),
     "pad_constant": (lambda x: F.pad(x, (1, -1, 2, 0), value=0.5), [lambda r, d: rand(r, 2, 3, 4, device=d)]),
     "pad_reflect": (lambda x: F.pad(x, (2, 1), mode="reflect"), [lambda r, d: rand(r, 2, 4, device=d)]),
-    "pad_replicate": (lambda x: F.pad(x, (1, 2, 1, 0), mode="replicate"), [lambda r, d: rand(r, 2, 3, device=d)]),
+    "pad_replicate": (lambda x: F.pad(x, (1, 2, 1, 0), mode="replicate"), [lambda r, d: rand(r, 1, 2, 3, device=d)]),
     "pad_circular": (lambda x: F.pad(x, (-1, 2), mode="circular"), [lambda r, d: rand(r, 2, 4, device=d)]),
     "softmax_dim": (lambda x: F.softmax(x, dim=0), [lambda r, d: rand(r, 3, 4, device=d)]),
     "log_softmax_dim": (lambda x: F.log_softmax(x, dim=1), [lambda r, d: rand(r, 3, 4, device=d)]),

@@ -1239,6 +1239,11 @@ def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | 
         raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    if mode != "constant" and not (len(pad) in (2, 4, 6) and x.ndim in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
+        raise NotImplementedError(  # (PyTorch's kernels: the last 1, 2 or 3 axes of a 1 or 2 times batched input)
+            f"pad: Padding size {len(pad)} is not supported for {x.ndim}D input tensor ({mode} pads the last 1, 2 or "
+            f"3 axes of a 2D-3D, 3D-4D or 4D-5D tensor; the tensor has shape {tuple(x.shape)})"
+        )
     if mode in ("reflect", "replicate"):  # (PyTorch has no bool kernel for these; 'circular' copies)
         check_dtype(f"{mode}_pad", x, "numeric")
     x0 = x

@@ -1,13 +1,15 @@
 """Padding layers with PyTorch's names: ``ZeroPad``, ``ConstantPad``, ``ReflectionPad``,
 ``ReplicationPad`` and ``CircularPad`` of 1, 2 and 3 trailing axes, each ``F.pad`` with its
-mode. ``padding`` is an int (every side) or ``2 * nd`` ints, ``(left, right, top, bottom,
-front, back)`` from the last axis back, as ``F.pad`` reads them.
+mode. ``padding`` is an int (every side) or ints ``(left, right, top, bottom, front, back)``
+from the last axis back, as ``F.pad`` reads them (``2 * nd`` of them, or as many as ``F.pad``
+takes for the input, as PyTorch's modules pass them on).
 
 >>> nn.ReflectionPad1d(2)(x)  # doctest: +SKIP  (x: (N, C, L) -> (N, C, L + 4))
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .. import functional as F
@@ -15,12 +17,12 @@ from ..tensors._tensor import Tensor
 from .module import Module
 
 
-def _widths(padding: Any, nd: int, op: str) -> tuple[int, ...]:
-    if isinstance(padding, int) and not isinstance(padding, bool):
-        return (padding,) * (2 * nd)
-    if isinstance(padding, (tuple, list)) and len(padding) == 2 * nd:
-        return tuple(int(p) for p in padding)
-    raise ValueError(f"{op}: padding must be an int or a tuple of {2 * nd} ints, got {padding!r}")
+def _widths(padding: Any, nd: int) -> tuple:
+    """PyTorch's ``_ntuple(2 * nd)``: an iterable as its tuple (of any length: ``F.pad`` reads it
+    at the forward, from the last axis back), anything else repeated for every side."""
+    if isinstance(padding, Iterable):
+        return tuple(padding)
+    return (padding,) * (2 * nd)
 
 
 class _PadNd(Module):
@@ -29,22 +31,12 @@ class _PadNd(Module):
 
     def __init__(self, padding: Any) -> None:
         super().__init__()
-        self.padding = _widths(padding, self._nd, type(self).__name__)
+        self.padding = _widths(padding, self._nd)
 
     def forward(self, input: Tensor) -> Tensor:
         nd, op = self._nd, type(self).__name__
         if self._mode == "circular" and input.ndim not in (nd + 1, nd + 2):  # (PyTorch's module checks first)
             raise ValueError(f"{op}: expected {nd + 1}D or {nd + 2}D input (got {input.ndim}D input)")
-        if len(self.padding) > 2 * input.ndim:
-            raise RuntimeError(
-                f"{op}: padding length should be less than or equal to two times the input dimension but got "
-                f"padding length {len(self.padding)} and input of dimension {input.ndim}"
-            )
-        if self._mode != "constant" and input.ndim not in (nd + 1, nd + 2):
-            raise NotImplementedError(
-                f"{op}: padding size {2 * nd} is not supported for {input.ndim}D input tensor; it pads the last "
-                f"{nd} dimension(s) of a {nd + 1}D or {nd + 2}D input"
-            )
         if self._mode == "constant":
             return F.pad(input, self.padding, "constant", self.value)
         return F.pad(input, self.padding, self._mode)
