@@ -43,8 +43,15 @@ def test_cuda_without_gpu_says_so(monkeypatch):
 
 
 def test_unknown_device_is_an_error():
-    with pytest.raises(RuntimeError, match="unknown device"):
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):  # (not a device type PyTorch knows)
         Tensor.zeros(2, device="tpu")
+    for name in ("gpu", "CPU", " cpu", "cuda:x"):  # (PyTorch's parser refuses each)
+        with pytest.raises(RuntimeError):
+            tga.device(name)
+        with pytest.raises(RuntimeError):
+            Tensor.zeros(2, device=name)
+    with pytest.raises(RuntimeError, match="unknown device"):  # (a type PyTorch knows, which this library lacks)
+        Tensor.zeros(2, device="xla")
 
 
 def test_set_default_device():
@@ -102,7 +109,7 @@ def test_a_bad_device_in_the_environment_names_the_variable():
 
 def test_cpu_0_is_the_cpu_and_cpu_1_is_refused():
     assert Tensor.zeros(2, device="cpu:0").device == "cpu"
-    assert tga.get_device("CPU:0") is tga.get_device("cpu")
+    assert tga.get_device("cpu:0") is tga.get_device("cpu")
     try:
         tga.set_default_device("cpu:0")
         assert Tensor([1.0]).device == "cpu"

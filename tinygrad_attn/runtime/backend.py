@@ -145,6 +145,11 @@ _CUDA_INSTALL_HINT = (
 CPU_CACHE_BLOCK = 1 << 15
 
 
+#: PyTorch's device types (its parser refuses any other name), and this library's test backend
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone", "array_api_strict")  # fmt: skip
+
+
 class device:  # noqa: N801 - PyTorch's name
     """Where a tensor lives, as ``torch.device``: ``device("cpu")``, ``device("cuda", 0)``,
     ``device("cuda:0")``, ``device(0)`` (CUDA device 0).
@@ -168,13 +173,16 @@ class device:  # noqa: N801 - PyTorch's name
             type, index = "cuda", type if index is None else index
         if not isinstance(type, str):
             raise TypeError(f"device: expected a string such as 'cpu' or 'cuda:0', got {type.__class__.__name__}")
-        kind, sep, sub = type.strip().partition(":")
+        kind, sep, sub = type.partition(":")
         if sep and index is not None:
             raise ValueError(f"device: type {type!r} already names an index; do not also pass index={index!r}")
         if sep:
             index = int(sub) if sub.lstrip("-").isdigit() else sub
-        if not kind or (sep and not sub):
-            raise RuntimeError(f"device: invalid device string {type!r}; use 'cpu', 'cuda' or 'cuda:N'")
+        if not kind or (sep and not sub) or (isinstance(index, str) and kind != "array_api_strict"):
+            raise RuntimeError(f"Invalid device string: {type!r} (use 'cpu', 'cuda' or 'cuda:N')")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES[:-1])} device type at start of device "
+                               f"string: {kind}")  # fmt: skip
         if isinstance(index, int) and index < 0:
             raise RuntimeError(f"device: the index must be non-negative, got {index}")
         self.type, self.index = kind, index
@@ -436,8 +444,6 @@ def _normalize(name: str) -> str:
     name = str(name).strip().lower()
     if name == "cuda":
         return "cuda:0"
-    if name in ("gpu",):
-        return "cuda:0"
     if name == "array_api_strict:cpu_device":
         return "array_api_strict"
     if name == "cpu:0":  # PyTorch's spelling of the one CPU device
@@ -458,6 +464,8 @@ def get_device(name: Any = None) -> Device | int:
         name = f"cuda:{name}"
     elif isinstance(name, bytes):
         name = name.decode()
+    if isinstance(name, str):  # (PyTorch's parser of a device string, with its errors)
+        name = str(device(name))
     elif isinstance(name, (list, tuple, dict, set, float, complex)):  # (PyTorch's parser of a device: a TypeError)
         raise TypeError(
             f"device(): expected a device name such as 'cpu' or 'cuda:1', an index or a device, "
