@@ -207,6 +207,41 @@ PROGRAMS: dict[str, str] = {
         R(len(list(d.parameters())), [n for n, _ in d.named_parameters()])
         T(lambda: nn.parallel.data_parallel(m, x))
     """,
+    "nn.utils norms and skip_init": """
+        torch.manual_seed(0)
+        R(nn.utils.get_total_norm([torch.tensor([3.0, 4.0]), torch.tensor([12.0])]), nn.utils.get_total_norm([]))
+        R(nn.utils.get_total_norm(torch.tensor([1.0, -2.0, 2.0]), norm_type=float("inf")))
+        R(nn.utils.get_total_norm([torch.tensor([1.0, -2.0]), torch.tensor([2.0])], 1.0))
+        T(lambda: nn.utils.get_total_norm([torch.tensor([float("inf")])], error_if_nonfinite=True))
+        m = nn.Linear(3, 2)
+        m(torch.randn(4, 3)).pow(2).sum().backward()
+        total = nn.utils.get_total_norm([p.grad for p in m.parameters()])
+        R(nn.utils.clip_grads_with_norm_(m.parameters(), 0.5, total), nn.utils.get_total_norm([p.grad for p in m.parameters()]))
+        R(nn.utils.clip_grad_norm(m.parameters(), 0.25), [p.grad for p in m.parameters()])
+        s = nn.utils.skip_init(nn.Linear, 3, 2)
+        R(s.weight.shape, s.bias.shape, s.weight.requires_grad)
+        T(lambda: nn.utils.skip_init(nn.ReLU))
+        T(lambda: nn.utils.skip_init(3))
+    """,
+    "autograd switches and stacked modules": """
+        R(torch.autograd.is_multithreading_enabled(), torch.autograd.is_view_replay_enabled())
+        with torch.autograd.set_multithreading_enabled(False):
+            R(torch.autograd.is_multithreading_enabled())
+        R(torch.autograd.is_multithreading_enabled())
+        torch.autograd.set_multithreading_enabled(False); R(torch.autograd.is_multithreading_enabled())
+        torch.autograd.set_multithreading_enabled(True)
+        torch.manual_seed(0)
+        models = [nn.Linear(3, 2) for _ in range(3)]
+        params, buffers = torch.func.stack_module_state(models)
+        R(sorted(params), params["weight"], params["bias"].requires_grad, params["bias"].grad_fn is None, buffers)
+        bn = [nn.BatchNorm1d(2) for _ in range(2)]
+        R(sorted(torch.func.stack_module_state(bn)[1]))
+        T(lambda: torch.func.stack_module_state([]))
+        T(lambda: torch.func.stack_module_state([nn.Linear(3, 2), nn.Linear(3, 2).eval()]))
+        T(lambda: torch.func.stack_module_state([nn.Linear(3, 2), nn.Bilinear(3, 3, 2)]))
+        frozen = nn.Linear(3, 2); frozen.weight.requires_grad_(False)
+        T(lambda: torch.func.stack_module_state([nn.Linear(3, 2), frozen]))
+    """,
 }
 
 KNOWN: dict[str, str] = {}
