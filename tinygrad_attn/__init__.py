@@ -40,15 +40,23 @@ from .runtime.amp import (
     get_autocast_cpu_dtype,
     get_autocast_dtype,
     get_autocast_gpu_dtype,
+    get_autocast_ipu_dtype,
+    get_autocast_xla_dtype,
     is_autocast_cache_enabled,
     is_autocast_cpu_enabled,
     is_autocast_enabled,
+    is_autocast_ipu_enabled,
+    is_autocast_xla_enabled,
     set_autocast_cache_enabled,
     set_autocast_cpu_dtype,
     set_autocast_cpu_enabled,
     set_autocast_dtype,
     set_autocast_enabled,
     set_autocast_gpu_dtype,
+    set_autocast_ipu_dtype,
+    set_autocast_ipu_enabled,
+    set_autocast_xla_dtype,
+    set_autocast_xla_enabled,
 )
 from .runtime.backend import (
     default_device,
@@ -250,6 +258,14 @@ __all__ = [
     "set_autocast_dtype",
     "set_autocast_enabled",
     "set_autocast_gpu_dtype",
+    "is_autocast_ipu_enabled",
+    "set_autocast_ipu_enabled",
+    "get_autocast_ipu_dtype",
+    "set_autocast_ipu_dtype",
+    "is_autocast_xla_enabled",
+    "set_autocast_xla_enabled",
+    "get_autocast_xla_dtype",
+    "set_autocast_xla_dtype",
 ]
 __all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @public
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)

@@ -185,7 +185,7 @@ NOT_OPS |= {"asarray", "frombuffer", "range", "empty_strided", "hann_window", "h
 # (draws, flags, memory exchange, the complex views' copies and the in-place re-stride: against PyTorch, and
 # against finite differences where differentiable, in tests/tensor/test_pytorch_names_torch.py)
 NOT_OPS |= {"as_strided_", "as_subclass", "binomial", "is_inference", "is_set_to", "module_load", "poisson", "set_",
-            "to_dlpack", "view_as_complex_copy", "view_as_real_copy"}  # fmt: skip
+            "to_dlpack", "view_as_complex_copy", "view_as_real_copy", "is_storage"}  # fmt: skip
 
 
 def test_every_declared_op_is_checked_against_pytorch():

@@ -150,6 +150,12 @@ PROGRAMS: dict[str, str] = {
         T(lambda: torch.is_autocast_enabled("xyz"))
         T(lambda: torch.get_autocast_dtype("xyz"))
         T(lambda: torch.get_autocast_dtype("meta"))
+        R(torch.is_autocast_ipu_enabled(), torch.is_autocast_xla_enabled(), torch.get_autocast_ipu_dtype(),
+          torch.get_autocast_xla_dtype())
+        torch.set_autocast_xla_dtype(torch.float16); torch.set_autocast_ipu_dtype(torch.bfloat16)
+        R(torch.get_autocast_dtype("xla"), torch.get_autocast_dtype("ipu"))
+        torch.set_autocast_xla_dtype(torch.bfloat16); torch.set_autocast_ipu_dtype(torch.float16)
+        R(torch.set_autocast_xla_enabled(False), torch.set_autocast_ipu_enabled(False))
     """,
     "dlpack": """
         a = np.arange(3.0)
@@ -165,6 +171,7 @@ PROGRAMS: dict[str, str] = {
         R(torch.from_dlpack(torch.to_dlpack(w)))
         T(lambda: torch.from_dlpack([1, 2]))
         T(lambda: torch.to_dlpack(np.ones(2)))
+        R(torch.is_storage(x), torch.is_storage(a), torch.is_storage(3))
     """,
     "cond and while_loop": """
         w = torch.ones(2, requires_grad=True)

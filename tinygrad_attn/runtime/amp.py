@@ -30,7 +30,9 @@ __all__ = [
     "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
     "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
     "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
-    "autocast_increment_nesting", "autocast_decrement_nesting",
+    "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_ipu_enabled", "set_autocast_ipu_enabled",
+    "get_autocast_ipu_dtype", "set_autocast_ipu_dtype", "is_autocast_xla_enabled", "set_autocast_xla_enabled",
+    "get_autocast_xla_dtype", "set_autocast_xla_dtype",
 ]  # fmt: skip
 
 _DEVICE_TYPES = ("cpu", "cuda")
@@ -153,6 +155,54 @@ def set_autocast_gpu_dtype(dtype: Any) -> None:
     """``set_autocast_dtype("cuda", dtype)``, PyTorch's older spelling."""
     _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_ipu_enabled() -> bool:
+    """``is_autocast_enabled("ipu")``, PyTorch's older spelling."""
+    _deprecated("is_autocast_ipu_enabled()", "is_autocast_enabled('ipu')")
+    return is_autocast_enabled("ipu")
+
+
+def set_autocast_ipu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("ipu", enabled)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_ipu_enabled(enabled)", "set_autocast_enabled('ipu', enabled)")
+    set_autocast_enabled("ipu", enabled)
+
+
+def get_autocast_ipu_dtype() -> Any:
+    """``get_autocast_dtype("ipu")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_ipu_dtype()", "get_autocast_dtype('ipu')")
+    return get_autocast_dtype("ipu")
+
+
+def set_autocast_ipu_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("ipu", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_ipu_dtype(dtype)", "set_autocast_dtype('ipu', dtype)")
+    set_autocast_dtype("ipu", dtype)
+
+
+def is_autocast_xla_enabled() -> bool:
+    """``is_autocast_enabled("xla")``, PyTorch's older spelling."""
+    _deprecated("is_autocast_xla_enabled()", "is_autocast_enabled('xla')")
+    return is_autocast_enabled("xla")
+
+
+def set_autocast_xla_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("xla", enabled)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_xla_enabled(enabled)", "set_autocast_enabled('xla', enabled)")
+    set_autocast_enabled("xla", enabled)
+
+
+def get_autocast_xla_dtype() -> Any:
+    """``get_autocast_dtype("xla")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_xla_dtype()", "get_autocast_dtype('xla')")
+    return get_autocast_dtype("xla")
+
+
+def set_autocast_xla_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("xla", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_xla_dtype(dtype)", "set_autocast_dtype('xla', dtype)")
+    set_autocast_dtype("xla", dtype)
 
 
 def is_autocast_cache_enabled() -> bool:

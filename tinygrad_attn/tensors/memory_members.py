@@ -237,6 +237,8 @@ def as_strided(
 @public(method=True)
 def is_inference(input: Tensor) -> bool:  # noqa: A002
     """Whether ``input`` was made inside :class:`~tinygrad_attn.inference_mode` (PyTorch's inference tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return is_inference_tensor(input)
 
 

@@ -339,6 +339,13 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
+@public
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a PyTorch storage object: never here, where a tensor's memory is an array
+    of the device's library and no storage objects exist."""
+    return False
+
+
 @public(method=True, static=True)
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, name: str | None = None
