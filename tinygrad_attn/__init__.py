@@ -31,7 +31,33 @@ from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, s
 from .linalg import det, inverse, legacy, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .runtime import cuda, flags
-from .runtime.amp import GradScaler, autocast
+from .runtime.amp import (
+    GradScaler,
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    get_autocast_ipu_dtype,
+    get_autocast_xla_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    is_autocast_ipu_enabled,
+    is_autocast_xla_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+    set_autocast_ipu_dtype,
+    set_autocast_ipu_enabled,
+    set_autocast_xla_dtype,
+    set_autocast_xla_enabled,
+)
 from .runtime.backend import (
     default_device,
     device,
@@ -41,9 +67,16 @@ from .runtime.backend import (
     is_available,
     set_default_device,
 )
+from .runtime.control_flow import cond, while_loop
 from .runtime.flags import *  # noqa: F403
 from .runtime.malloc import keep_freed_memory
-from .runtime.threads import get_num_threads, set_num_threads
+from .runtime.threads import (
+    get_num_interop_threads,
+    get_num_threads,
+    init_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from .serialization import load, save
 from .tensors import dtypes, memory_members, stft, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
 from .tensors._tensor import Tensor, cat, stack, where
@@ -205,6 +238,34 @@ __all__ = [
     "load",
     "set_num_threads",
     "get_num_threads",
+    "set_num_interop_threads",
+    "get_num_interop_threads",
+    "init_num_threads",
+    "cond",
+    "while_loop",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "clear_autocast_cache",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "is_autocast_ipu_enabled",
+    "set_autocast_ipu_enabled",
+    "get_autocast_ipu_dtype",
+    "set_autocast_ipu_dtype",
+    "is_autocast_xla_enabled",
+    "set_autocast_xla_enabled",
+    "get_autocast_xla_dtype",
+    "set_autocast_xla_dtype",
 ]
 __all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @public
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)

@@ -269,12 +269,9 @@ def test_an_op_that_kept_a_tensor_detached_in_place_raises_as_pytorch():
 # -- the whole family -------------------------------------------------------------------------
 # In-place methods of torch.Tensor deliberately absent here, one reason each.
 EXCLUDED = {
-    "as_strided_": "re-striding a tensor in place (its metadata, over the same memory) is not implemented; "
-    "as_strided returns the view",
     "resize_as_sparse_": "sparse tensors do not exist here",
     "sparse_resize_": "sparse tensors do not exist here",
     "sparse_resize_and_clear_": "sparse tensors do not exist here",
-    "set_": "re-pointing a tensor at another storage has no counterpart for NumPy/CuPy arrays",
 }
 
 

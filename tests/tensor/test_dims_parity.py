@@ -158,6 +158,7 @@ NOT_AN_AXIS = {
     "masked_scatter_": "as masked_scatter",
     "put": "'source' is the tensor the values come from",
     "put_": "as put",
+    "set_": "'source' is the tensor whose memory it shows",
     "tensordot": "its dims are how many, or which, axes to contract: a count, or a pair of lists (test_more_ops)",
     "tile": "its dims are the repetition counts per axis, not axes",
 }

@@ -24,6 +24,12 @@ P = inspect.Parameter
 
 #: (where, name) -> why our signature differs from PyTorch's
 EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("Tensor", "solve"): "removed from PyTorch (both raise): the method is the free function, torch.solve(input, A)",
+    ("Tensor", "lstsq"): "removed from PyTorch (both raise): the method is the free function, torch.lstsq(input, A)",
+    (
+        "Tensor",
+        "symeig",
+    ): "removed from PyTorch (both raise): the method is the free function, torch.symeig(input, ...)",
     ("torch", "save"): "state dicts go to safetensors files without pickle: (obj, path), no pickle options",
     ("torch", "load"): "as save: (path, device); no map_location, pickle_module or weights_only",
     (

@@ -16,9 +16,12 @@ from ..engine.switches import (
     is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
+    is_view_replay_enabled,
     no_grad,
     set_detect_anomaly,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from . import function, functional, graph
 from .api import backward, grad
@@ -28,4 +31,5 @@ from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
            "functional", "grad", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
-           "set_grad_enabled", "set_detect_anomaly", "is_anomaly_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip
+           "set_grad_enabled", "set_detect_anomaly", "is_anomaly_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError",
+           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]  # fmt: skip

@@ -28,7 +28,8 @@ from ..tensors._tensor import Tensor, stack
 from . import functional as _functional
 from .api import grad as _autograd_grad
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call",
+           "stack_module_state"]  # fmt: skip
 
 
 # -- vmap -----------------------------------------------------------------------------------------
@@ -390,3 +391,30 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         tensors.update(d)
     call_args = () if args is None else args if isinstance(args, tuple) else (args,)
     return _call(module, tensors, *call_args, **(kwargs or {}))
+
+
+def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
+    wanting = [t.requires_grad for t in tensors]
+    if any(wanting) and not all(wanting):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    out = stack(tensors)
+    return out.detach().requires_grad_() if all(wanting) else out
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of ``models`` (modules of one class, in one mode) stacked along a new
+    first dim, by their state-dict names, as ``torch.func.stack_module_state``: new leaves (stacked
+    parameters that require grad are leaves that do too), for :func:`vmap` over
+    :func:`functional_call` of one of them."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({bool(m.training) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers

@@ -120,6 +120,7 @@ class _Switches(threading.local):
 
     decompose = False
     anomaly = False
+    multithreading = True  # (PyTorch's backward on device threads: one thread here either way)
     inference = False  # inside inference_mode (grad mode is off there too)
     scope: Scope | None = None
     # id -> weakref of non-leaf tensors that called retain_grad(): one registry for the
@@ -245,6 +246,35 @@ class enable_grad(_Switch):
 
 def is_grad_enabled() -> bool:
     return _State.grad_enabled
+
+
+class set_multithreading_enabled(contextlib.ContextDecorator):
+    """PyTorch's switch of multithreaded backward, per thread: called, at once; as a ``with`` block,
+    back to what was in force when it ends. The backward pass here always runs on the calling
+    thread, so the switch is kept and read back (:func:`is_multithreading_enabled`) and changes nothing."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev, self.mode = _State.multithreading, bool(mode)
+        _State.multithreading = self.mode
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _State.multithreading = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        return self.__class__(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether :class:`set_multithreading_enabled` last asked for multithreaded backward (True by default)."""
+    return _State.multithreading
+
+
+def is_view_replay_enabled() -> bool:
+    """PyTorch's ``torch.autograd.is_view_replay_enabled``: False, its default (no switch sets it here)."""
+    return False
 
 
 class set_grad_enabled(contextlib.ContextDecorator):

@@ -134,21 +134,21 @@ def matrix_rank(input: Any, tol: Any = None, symmetric: Any = False, *, out: Any
     _removed("matrix_rank", "torch.linalg.matrix_rank (its 'symmetric' is named 'hermitian' there)")
 
 
-@public
+@public(method=True)
 def solve(input: Any, A: Any, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
     _removed("solve", "torch.linalg.solve(A, B) (its arguments are in the other order)")
 
 
-@public
+@public(method=True)
 def lstsq(input: Any, A: Any, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
     _removed("lstsq", "torch.linalg.lstsq(A, B).solution (its arguments are in the other order)")
 
 
-@public
+@public(method=True)
 def symeig(input: Any, eigenvectors: Any = False, upper: Any = True, *, out: Any = None) -> NoReturn:  # noqa: A002
     _removed("symeig", "torch.linalg.eigvalsh or torch.linalg.eigh (which read the lower triangle by default)")
 
 
-@public
+@public(method=True)
 def eig(self: Any, eigenvectors: Any = False, *, e: Any = None, v: Any = None) -> NoReturn:
     _removed("eig", "torch.linalg.eigvals, or torch.linalg.eig for the eigenvectors (both return complex tensors)")

@@ -61,11 +61,13 @@ from .torch_transformer import (
 
 # -- PyTorch's convolution, pooling, normalisation, shape layers, more losses, init and utils
 # isort: split
-from . import init, utils
+from ..functional import grad  # (PyTorch's torch.nn.grad is torch.nn.functional.grad)
+from . import init, parallel, utils
 from .conv import Conv1d, Conv2d
 from .layers import Bilinear, Flatten, LazyLinear, Unflatten
 from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Loss
 from .normalization import BatchNorm1d, BatchNorm2d
+from .parallel import DataParallel
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
 # -- PyTorch's transposed convolutions, upsampling and unpooling layers
@@ -75,9 +77,13 @@ from .upsampling import MaxUnpool1d, MaxUnpool2d, Upsample, UpsamplingBilinear2d
 
 # One module under two names: ``tinygrad_attn.nn.functional`` is ``tinygrad_attn.functional``.
 sys.modules[__name__ + ".functional"] = functional
+sys.modules[__name__ + ".grad"] = grad
 
 __all__ = [
     "functional",
+    "grad",
+    "parallel",
+    "DataParallel",
     "Module",
     "ModuleList",
     "Parameter",

@@ -25,9 +25,210 @@ from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 from .backend import is_available
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = [
+    "autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "set_autocast_enabled",
+    "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
+    "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
+    "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_ipu_enabled", "set_autocast_ipu_enabled",
+    "get_autocast_ipu_dtype", "set_autocast_ipu_dtype", "is_autocast_xla_enabled", "set_autocast_xla_enabled",
+    "get_autocast_xla_dtype", "set_autocast_xla_dtype",
+]  # fmt: skip
 
 _DEVICE_TYPES = ("cpu", "cuda")
+
+# PyTorch's autocast state, per device type: the lower-precision dtype an enabled block would use
+# (PyTorch's defaults), whether the weight cache is on and how deep autocast blocks nest. Enabling
+# autocast is the one thing refused (see the module), so ``is_autocast_enabled`` is always False.
+_DEVICE_STRINGS = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                   "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")  # fmt: skip
+_NO_AUTOCAST = ("mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "lazy", "vulkan", "meta")
+_autocast_dtype: dict[str, Any] = {}
+_autocast_state: dict[str, Any] = {"cache": True, "nesting": 0}
+
+
+def _autocast_device(device_type: Any, what: str) -> str:
+    if not isinstance(device_type, str):
+        raise TypeError(f"{what}(): argument 'device_type' (position 1) must be str, not {type(device_type).__name__}")
+    kind = device_type.split(":")[0]
+    if kind not in _DEVICE_STRINGS:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_DEVICE_STRINGS)} device type at start of device string: {device_type}"
+        )
+    return kind
+
+
+def _bool_argument(value: Any, what: str, name: str, position: int) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{what}(): argument '{name}' (position {position}) must be bool, not {type(value).__name__}")
+    return value
+
+
+_CUDA: Any = object()  # (is_autocast_enabled() asks about CUDA; None is PyTorch's TypeError)
+
+
+def is_autocast_enabled(device_type: str = _CUDA) -> bool:
+    """Whether an autocast block is on for ``device_type`` (CUDA's when not given, as PyTorch's):
+    always False here, where only disabled autocast runs."""
+    if device_type is not _CUDA:
+        _autocast_device(device_type, "is_autocast_enabled")
+    return False
+
+
+def set_autocast_enabled(*args: Any) -> None:
+    """``set_autocast_enabled([device_type,] enabled)``: turning autocast off is accepted; turning it
+    on raises the ``NotImplementedError`` of an enabled :class:`autocast` block."""
+    if len(args) not in (1, 2):
+        raise TypeError(f"set_autocast_enabled() takes 1 or 2 arguments ([device_type,] enabled), got {len(args)}")
+    kind = "cuda" if len(args) == 1 else _autocast_device(args[0], "set_autocast_enabled")
+    if _bool_argument(args[-1], "set_autocast_enabled", "enabled", len(args)):
+        _refuse_enabled(kind)
+
+
+def _refuse_enabled(kind: str) -> None:
+    raise NotImplementedError(
+        f"autocast: running ops in lower precision (device_type={kind!r}) is not part of "
+        "tinygrad_attn; use enabled=False, or convert the model and inputs (model.half(), x.half())"
+    )
+
+
+def get_autocast_dtype(device_type: str) -> Any:
+    """The dtype an autocast block on ``device_type`` computes in: PyTorch's default (bfloat16 on the
+    CPU, float16 on CUDA) or what :func:`set_autocast_dtype` set."""
+    from ..tensors import dtypes  # noqa: PLC0415 - (dtypes imports the runtime)
+
+    kind = _autocast_device(device_type, "get_autocast_dtype")
+    if kind in _NO_AUTOCAST:
+        raise RuntimeError("unsupported scalarType")
+    if kind in _autocast_dtype:
+        return _autocast_dtype[kind]
+    return dtypes.bfloat16 if kind in ("cpu", "xla", "hpu") else dtypes.float16
+
+
+def set_autocast_dtype(device_type: str, dtype: Any) -> None:
+    """Set the dtype an autocast block on ``device_type`` would compute in."""
+    from ..tensors import dtypes  # noqa: PLC0415
+
+    kind = _autocast_device(device_type, "set_autocast_dtype")
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError(
+            f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not {type(dtype).__name__}"
+        )
+    _autocast_dtype[kind] = dtype
+
+
+def _deprecated(old: str, new: str) -> None:
+    _user_warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """``is_autocast_enabled("cpu")``, PyTorch's older spelling (with its DeprecationWarning)."""
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("cpu", enabled)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype() -> Any:
+    """``get_autocast_dtype("cpu")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("cpu", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype() -> Any:
+    """``get_autocast_dtype("cuda")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("cuda", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_ipu_enabled() -> bool:
+    """``is_autocast_enabled("ipu")``, PyTorch's older spelling."""
+    _deprecated("is_autocast_ipu_enabled()", "is_autocast_enabled('ipu')")
+    return is_autocast_enabled("ipu")
+
+
+def set_autocast_ipu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("ipu", enabled)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_ipu_enabled(enabled)", "set_autocast_enabled('ipu', enabled)")
+    set_autocast_enabled("ipu", enabled)
+
+
+def get_autocast_ipu_dtype() -> Any:
+    """``get_autocast_dtype("ipu")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_ipu_dtype()", "get_autocast_dtype('ipu')")
+    return get_autocast_dtype("ipu")
+
+
+def set_autocast_ipu_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("ipu", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_ipu_dtype(dtype)", "set_autocast_dtype('ipu', dtype)")
+    set_autocast_dtype("ipu", dtype)
+
+
+def is_autocast_xla_enabled() -> bool:
+    """``is_autocast_enabled("xla")``, PyTorch's older spelling."""
+    _deprecated("is_autocast_xla_enabled()", "is_autocast_enabled('xla')")
+    return is_autocast_enabled("xla")
+
+
+def set_autocast_xla_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("xla", enabled)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_xla_enabled(enabled)", "set_autocast_enabled('xla', enabled)")
+    set_autocast_enabled("xla", enabled)
+
+
+def get_autocast_xla_dtype() -> Any:
+    """``get_autocast_dtype("xla")``, PyTorch's older spelling."""
+    _deprecated("get_autocast_xla_dtype()", "get_autocast_dtype('xla')")
+    return get_autocast_dtype("xla")
+
+
+def set_autocast_xla_dtype(dtype: Any) -> None:
+    """``set_autocast_dtype("xla", dtype)``, PyTorch's older spelling."""
+    _deprecated("set_autocast_xla_dtype(dtype)", "set_autocast_dtype('xla', dtype)")
+    set_autocast_dtype("xla", dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast keeps its lower-precision copies of weights within a block."""
+    return _autocast_state["cache"]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn autocast's weight cache on or off (nothing is cached here: the flag is kept and read back)."""
+    _autocast_state["cache"] = _bool_argument(enabled, "set_autocast_cache_enabled", "enabled", 1)
+
+
+def clear_autocast_cache() -> None:
+    """Drop autocast's cached weight copies (there are none here)."""
+
+
+def autocast_increment_nesting() -> int:
+    """One autocast block deeper: returns the new depth, as PyTorch's."""
+    _autocast_state["nesting"] += 1
+    return _autocast_state["nesting"]
+
+
+def autocast_decrement_nesting() -> int:
+    """One autocast block shallower: returns the new depth (PyTorch's goes below 0 as well)."""
+    _autocast_state["nesting"] -= 1
+    return _autocast_state["nesting"]
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -47,17 +248,24 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
         if enabled and kind == "cuda" and not is_available("cuda"):
             _user_warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
             enabled = False
-        self.device_type, self.fast_dtype, self._enabled = kind, dtype, bool(enabled)
+        self.device_type, self._enabled = kind, bool(enabled)
+        self.fast_dtype = get_autocast_dtype(kind) if dtype is None else dtype
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
 
     def __enter__(self) -> autocast:
         if self._enabled:
-            raise NotImplementedError(
-                f"autocast: running ops in lower precision (device_type={self.device_type!r}) is not part of "
-                "tinygrad_attn; use enabled=False, or convert the model and inputs (model.half(), x.half())"
-            )
+            _refuse_enabled(self.device_type)
+        # (PyTorch's bookkeeping of a block: its dtype and cache flag while it runs, one level deeper)
+        self._outer = (get_autocast_dtype(self.device_type), is_autocast_cache_enabled())
+        set_autocast_dtype(self.device_type, self.fast_dtype)
+        _autocast_state["cache"] = self._cache_enabled
+        autocast_increment_nesting()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        autocast_decrement_nesting()
+        set_autocast_dtype(self.device_type, self._outer[0])
+        _autocast_state["cache"] = self._outer[1]
         return None
 
 

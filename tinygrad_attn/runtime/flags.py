@@ -18,6 +18,7 @@ __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision", "get_float32_matmul_precision",
     "set_deterministic_debug_mode", "get_deterministic_debug_mode", "set_warn_always", "is_warn_always_enabled",
+    "set_flush_denormal",
 ]  # fmt: skip
 
 _deterministic = {"mode": False, "warn_only": False}
@@ -90,3 +91,12 @@ def set_warn_always(b: bool, /) -> None:
 
 def is_warn_always_enabled() -> bool:
     return _warn_always[0]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Ask the CPU to flush denormal floats to zero; returns whether the mode is now as asked, as
+    PyTorch's. NumPy's arithmetic keeps denormals and offers no switch, so ``True`` returns
+    False (nothing changed) and ``False`` returns True (denormals are kept)."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return not mode

@@ -65,3 +65,34 @@ def get_num_threads() -> int:
     """The threads the BLAS math of this process uses (1 where there is no thread pool)."""
     pools = _blas_pools()
     return max((lib.num_threads for lib in pools), default=1)
+
+
+# PyTorch's second pool, for running independent ops at once (``torch.jit.fork``): ops here run one
+# after another on the calling thread, so only its size is kept, set once as PyTorch allows.
+_interop = {"threads": None, "set": False}
+
+
+def get_num_interop_threads() -> int:
+    """The size of the inter-op thread pool: PyTorch's default, one per core, or what was set."""
+    import os  # noqa: PLC0415
+
+    return _interop["threads"] or os.cpu_count() or 1
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Set the inter-op pool's size, once per process and before any use, as PyTorch's (a second
+    call raises its RuntimeError)."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _interop["set"]:
+        raise RuntimeError(
+            "Error: cannot set number of interop threads after parallel work has started or "
+            "set_num_interop_threads called"
+        )
+    _interop.update(threads=n, set=True)
+
+
+def init_num_threads() -> None:
+    """Ready this thread for parallel work (PyTorch's OpenMP set-up; the BLAS pools need none)."""

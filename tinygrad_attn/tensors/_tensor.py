@@ -412,10 +412,6 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def is_inference(self) -> bool:
-        """Whether this tensor was made inside ``inference_mode`` (PyTorch's inference tensor)."""
-        return is_inference_tensor(self)
-
     def requires_grad_(self, flag: bool = True) -> Tensor:
         if flag and self.dtype.kind not in _FLOAT_KINDS:
             raise RuntimeError(
@@ -584,6 +580,8 @@ class Tensor:
         return Tensor._wrap(np.asarray(array), get_device("cpu"))
 
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
+        if self._requires_grad:  # (PyTorch's: the consumer would write past autograd)
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         return self._data.__dlpack__(*args, **kw)
 
     def __dlpack_device__(self) -> Any:

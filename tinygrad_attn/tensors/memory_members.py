@@ -17,12 +17,16 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import ops
 from ..engine.declare import public
+from ..engine.switches import is_grad_enabled, is_inference_tensor, no_grad
 from ..engine.versions import _memory_root
 from ..engine.warn import warn
 from ..runtime.backend import device as _device
 from ._tensor import Tensor
+from .dtypes import UnsupportedDtypeError
 from .factories.creation import empty_strided
 
 _FLAGS = ("is_sparse", "is_nested", "is_quantized", "is_meta", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_maia",
@@ -228,3 +232,91 @@ def as_strided(
     if storage_offset is not None and storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset} (as_strided of size {list(size)})")
     return ops.AsStrided.apply(input, args=(size, stride, None if storage_offset is None else int(storage_offset)))
+
+
+@public(method=True)
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """Whether ``input`` was made inside :class:`~tinygrad_attn.inference_mode` (PyTorch's inference tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return is_inference_tensor(input)
+
+
+@public(function=False, method=True)
+def as_subclass(self, cls: type) -> Tensor:
+    """This tensor as an instance of ``cls`` (a subclass of :class:`Tensor`), sharing its memory
+    and its history as an alias, as PyTorch's."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+            f"Make sure your class inherits from Tensor (as_subclass got {cls!r})."
+        )
+    alias = self.view_as(self)
+    out = cls.__new__(cls)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__" and hasattr(alias, slot):
+            setattr(out, slot, getattr(alias, slot))
+    return out
+
+
+@public(function=False, method=True)
+def set_(self, source: Any = None, storage_offset: int | None = None, size: Sequence[int] | None = None,
+         stride: Sequence[int] | None = None) -> Tensor:  # fmt: skip
+    """Make this tensor show ``source``'s memory, in place, as PyTorch's: all of ``source`` as it is,
+    or (with ``storage_offset``, ``size``, ``stride``) that window of it; ``set_()`` leaves it empty."""
+    from .mutation.inplace import apply_restride  # noqa: PLC0415 - (inplace imports this package)
+
+    if source is None:
+        with no_grad():
+            shown = Tensor.zeros(0, dtype=self.dtype, device=self.device)
+    elif not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
+    elif source.dtype != self.dtype:
+        raise RuntimeError(
+            f"Could not set tensor of type {source.dtype} to a tensor of type {self.dtype} (set_ takes the same dtype)"
+        )
+    elif size is None:
+        shown = source.detach()
+    else:
+        size = tuple(size)
+        if stride is None:
+            stride = tuple(int(np.prod(size[k + 1 :], dtype=np.int64)) for k in range(len(size)))
+        with no_grad():
+            shown = source.detach().as_strided(size, stride, storage_offset)
+    if self.requires_grad and self._ctx is not None and is_grad_enabled():
+        # (its values no longer depend on its history: none of the gradient goes there)
+        shown = shown.detach().requires_grad_()
+    return apply_restride(self, "set_", lambda t: shown, lambda t: t)
+
+
+@public(function=False, method=True)
+def is_set_to(self, tensor: Tensor) -> bool:
+    """Whether this tensor and ``tensor`` show the same memory the same way (one memory, offset,
+    shape and strides), as PyTorch's."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
+    return (
+        _root(self) is _root(tensor)
+        and tuple(self.shape) == tuple(tensor.shape)
+        and self.stride() == tensor.stride()
+        and self.storage_offset() == tensor.storage_offset()
+    )
+
+
+@public(function=False, method=True)
+def module_load(self, other: object, assign: object = False) -> Tensor:
+    """What :meth:`Module.load_state_dict` puts in place of this parameter or buffer: ``other``
+    detached (``assign``), else ``other``'s values copied into this tensor, detached, as PyTorch's."""
+    if assign:
+        return other.detach()  # type: ignore[attr-defined]
+    return self.copy_(other).detach()
+
+
+@public(function=False, method=True)
+def chalf(self, memory_format: Any = None) -> Tensor:
+    """PyTorch's ``complex32`` copy: there is no complex32 here (NumPy has no complex half), so
+    this raises; ``x.cfloat()`` is the complex copy that exists."""
+    raise UnsupportedDtypeError(
+        f"chalf: complex32 (ComplexHalf) is not a dtype of tinygrad_attn (tensor of dtype {self.dtype}, shape "
+        f"{tuple(self.shape)}); use x.cfloat() for a complex64 copy"
+    )

@@ -49,7 +49,7 @@ def _imag(self: Tensor) -> Tensor:
     return imag(self)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, inplace_function=True)
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate, computed (a real tensor: itself)."""
     x = tensor_arg(input, "conj_physical")

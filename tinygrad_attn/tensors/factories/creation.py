@@ -10,6 +10,7 @@ PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ import numpy as np
 
 from ...engine.arguments import index_value, ints, refuse
 from ...engine.declare import check_dtype, public
-from ...engine.function import InvalidArgumentError
+from ...engine.function import Function, InvalidArgumentError
 from ...engine.switches import _State, tracing
 from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
@@ -27,7 +28,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import fill_value_in, get_default_dtype, set_default_dtype
+from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn
 
@@ -142,6 +143,28 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
 
 
 @public
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.empty_permuted``: a tensor of ``size`` whose dims lie in memory in the order
+    ``physical_layout`` (outermost first), so ``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is channels-last."""
+    size, order = tuple(int(n) for n in size), tuple(int(d) for d in physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; i.e. "
+            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}"
+        )
+    if sorted(order) != [*builtins.range(len(size))]:
+        raise RuntimeError(
+            f"Duplicate dim not allowed (empty_permuted: physical_layout {list(order)} of {len(size)} dims)"
+        )
+    stride, step = [0] * len(size), 1
+    for d in reversed(order):  # (the last dim of the layout is the innermost)
+        stride[d], step = step, step * max(size[d], 1)
+    return empty_strided(size, stride, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)  # fmt: skip
+
+
+@public
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``torch.frombuffer``: a 1-D tensor over the bytes of an object of Python's
     buffer protocol (``bytearray``, ``memoryview``, ``array.array``), ``count`` elements of
@@ -213,6 +236,13 @@ def _unshareable(arr: np.ndarray) -> Exception | None:
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a :class:`Tensor`."""
     return isinstance(obj, Tensor)
+
+
+@public
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a PyTorch storage object: never here, where a tensor's memory is an array
+    of the device's library and no storage objects exist."""
+    return False
 
 
 @public(method=True, static=True)
@@ -565,6 +595,61 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     out = random_transforms.multinomial(generator_for(generator, "multinomial"), rows, int(num_samples), replacement)
     out = out.reshape(num_samples) if probs.ndim == 1 else out
     return Tensor(out.astype(np.int64), device=input.device)
+
+
+class _Counts(Function):
+    """Counts drawn on the host (``args``: the array of draws, made before the op so that the
+    generator is read once): their gradient is PyTorch's, zeros for ``poisson`` (PoissonBackward0)
+    and its RuntimeError for ``binomial`` (no derivative)."""
+
+    __slots__ = ()
+    keep = ()
+    reads_output = False
+    reads_values = False
+
+    def forward(self, ns: Any, *inputs: Any) -> Any:
+        return ns.device.asarray(self.args)
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        if self.name == "binomial":
+            raise RuntimeError("derivative for aten::binomial is not implemented")
+        return (ns.zeros_like(g),)
+
+
+class Poisson(_Counts):
+    __slots__ = ()
+    name = "poisson"
+
+
+class Binomial(_Counts):
+    __slots__ = ()
+    name = "binomial"
+
+
+@public(dtypes="floating")
+def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
+    """Poisson counts with rate ``input`` (elementwise), in its dtype: PyTorch's numbers for a seed.
+    The gradient is zeros, as PyTorch's."""
+    rate = input.detach().numpy()
+    counts = random_transforms.poisson(generator_for(generator, "poisson"), rate)
+    return Poisson.apply(input, args=np.asarray(counts))
+
+
+@public
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """Binomial counts of ``count`` trials of probability ``prob`` (broadcast), in their dtype:
+    PyTorch's numbers for a seed. No gradient (backward raises PyTorch's RuntimeError)."""
+    for t in (count, prob):
+        if t.dtype.kind != "f":
+            raise ValueError(
+                f"binomial only supports floating-point dtypes for count, got: {scalar_type_name(t.dtype)}"
+            )
+    if count.dtype != prob.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(prob.dtype)} but expected {scalar_type_name(count.dtype)}")
+    check_dtype("binomial", prob, ("float32", "float64"))
+    n, p = count.detach().numpy(), prob.detach().numpy()
+    counts = random_transforms.binomial(generator_for(generator, "binomial"), n, p)
+    return Binomial.apply(count, prob, args=np.asarray(counts))
 
 
 #: ``bernoulli``'s ``p`` left out (``x.bernoulli(None)`` is PyTorch's TypeError)

@@ -62,12 +62,54 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
     return cls._host(make(gen, _shape_args(shape, new=True), dt), dt, device, requires_grad, name)
 
 
-@public(function=False, method=True)
-@classmethod
-def from_dlpack(cls, x: Any) -> Tensor:
+def _shared_with(x: Any) -> Tensor:
     """A tensor sharing memory with any ``__dlpack__`` producer (CPU or CUDA)."""
     kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
     if kind == 2:  # kDLCUDA
         dev = get_device(f"cuda:{x.__dlpack_device__()[1]}")
-        return cls._wrap(dev.xp.from_dlpack(x), dev)
-    return cls._wrap(np.from_dlpack(x), get_device("cpu"))
+        return Tensor._wrap(dev.xp.from_dlpack(x), dev)
+    return Tensor._wrap(np.from_dlpack(x), get_device("cpu"))
+
+
+class _Capsule:
+    """A DLPack capsule (of ``to_dlpack``, or another library's) as the producer NumPy and CuPy read:
+    the capsule's device is read from its memory by the consumer, so the producer says CPU."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, *args: Any, **kw: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+
+@public(method=True, static=True)
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """PyTorch's ``torch.from_dlpack``: a tensor sharing memory with ``ext_tensor``, an object with
+    ``__dlpack__`` (a NumPy or CuPy array, a tensor of this library or of PyTorch) or a DLPack capsule
+    of ``to_dlpack`` (usable once). ``device`` moves it and ``copy=True`` copies it, as PyTorch's."""
+    if type(ext_tensor).__name__ == "PyCapsule":
+        ext_tensor = _Capsule(ext_tensor)
+    elif not hasattr(ext_tensor, "__dlpack__"):  # (PyTorch reads it as a capsule, and refuses it so)
+        raise RuntimeError(
+            f"from_dlpack received an invalid capsule: expected an object with __dlpack__ (an array or tensor) "
+            f"or a DLPack capsule, got {type(ext_tensor).__name__}"
+        )
+    out = _shared_with(ext_tensor)
+    if device is not None:
+        out = out.to(device)
+    return out.clone() if copy and out._data is not None else out
+
+
+@public
+def to_dlpack(tensor: Tensor) -> Any:
+    """PyTorch's legacy ``torch.to_dlpack``: a DLPack capsule sharing ``tensor``'s memory, to be read
+    once by ``from_dlpack`` (``np.from_dlpack(tensor)`` reads the tensor itself). The capsule is
+    DLPack's versioned one where the array library writes it (NumPy imports the older kind read-only)."""
+    data = tensor.detach()._data
+    try:
+        return data.__dlpack__(max_version=(1, 0))
+    except TypeError:  # (a library of the older protocol)
+        return data.__dlpack__()

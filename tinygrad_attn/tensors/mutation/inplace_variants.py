@@ -11,7 +11,7 @@ the host, so a seed gives the same numbers on every device.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -277,6 +277,17 @@ def t_(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"t_: expects a tensor with <= 2 dimensions, but this one has shape {tuple(self.shape)}")
     return _restride(self, "t_", lambda x: x.t(), lambda x: x.t())
+
+
+@public(method=True)
+def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noqa: A002
+                storage_offset: int | None = None) -> Tensor:  # fmt: skip
+    """This tensor as ``as_strided(size, stride, storage_offset)`` shows its memory, in place (its
+    identity and memory stay; the gradient is as_strided's)."""
+    x = tensor_arg(input, "as_strided_")
+    shape, steps, at = tuple(x.shape), tuple(x.stride()), x.storage_offset()
+    return _restride(x, "as_strided_", lambda t: t.as_strided(size, stride, storage_offset),
+                     lambda t: t.as_strided(shape, steps, at))  # fmt: skip
 
 
 @public(function=False, method=True)

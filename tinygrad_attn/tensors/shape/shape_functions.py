@@ -269,6 +269,14 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 @public(method=True)
+def as_strided_scatter(input: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int],  # noqa: A002
+                       storage_offset: int | None = None) -> Tensor:  # fmt: skip
+    """A copy of ``input`` (in C order) whose view ``as_strided(size, stride, storage_offset)`` is
+    ``src``, as PyTorch's: the view is taken of the copy's memory, from its start by default."""
+    return _scattered_into("as_strided_scatter", input, src, lambda g: g.as_strided(size, stride, storage_offset))
+
+
+@public(method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     """A copy of ``input`` whose slice ``input.select(dim, index)`` is ``src``."""
     return _scattered_into("select_scatter", input, src, lambda g: g.select(dim, index))

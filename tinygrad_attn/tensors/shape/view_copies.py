@@ -108,3 +108,26 @@ def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     """``input.view(size)`` (a shape, or a dtype: the same bytes read as that dtype) in memory of its own."""
     x = _tensor(input, "view_copy")
     return x.view(tuple(size) if isinstance(size, (tuple, list)) else size).clone()
+
+
+@public
+def as_strided_copy(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noqa: A002
+                    storage_offset: int | None = None) -> Tensor:  # fmt: skip
+    """``input.as_strided(size, stride, storage_offset)`` in memory of its own."""
+    return _tensor(input, "as_strided_copy").as_strided(size, stride, storage_offset).clone()
+
+
+@public
+def view_as_real_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.view_as_real(input)`` in memory of its own: a complex tensor's parts on a last axis of 2."""
+    from ..elementwise.complex_numbers import view_as_real  # noqa: PLC0415 - (declared after the views)
+
+    return view_as_real(_tensor(input, "view_as_real_copy")).clone()
+
+
+@public
+def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.view_as_complex(input)`` in memory of its own: a last axis of 2 read as complex numbers."""
+    from ..elementwise.complex_numbers import view_as_complex  # noqa: PLC0415
+
+    return view_as_complex(_tensor(input, "view_as_complex_copy")).clone()
