@@ -77,6 +77,7 @@ from .runtime.threads import (
     set_num_interop_threads,
     set_num_threads,
 )
+from .runtime.version import __version__  # noqa: E402, F401 - (tga.__version__)
 from .serialization import load, save
 from .tensors import dtypes, memory_members, stft, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
 from .tensors._tensor import Tensor, cat, stack, where
@@ -99,8 +100,6 @@ from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
 from .tensors.shape import shape_functions, tensor_shape, view_copies  # noqa: F401
 from .tensors.tensor_functions import *  # noqa: F403
-
-__version__ = "0.1.0"
 
 
 def install_methods() -> list[str]:
@@ -138,6 +137,8 @@ _MODULE_PATHS = {
     "cuda.amp": "runtime.cuda.amp",
     "amp": "runtime.amp",
     "jit": "runtime.jit",
+    "compiler": "runtime.compiler",
+    "version": "runtime.version",
     "accelerator": "runtime.accelerator",
     "cpu": "runtime.cpu",
     "multiprocessing": "runtime.multiprocessing",
