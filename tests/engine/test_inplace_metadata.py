@@ -319,7 +319,7 @@ def test_the_backward_graph_draws_the_view_not_the_change():
     y = x * 2.0
     y.t_()
     src = tga.viz.draw_graph((y * y).sum(), backward=True).source
-    assert "T backward" in src and "t_ backward" not in src
+    assert "t backward" in src and "t_ backward" not in src
 
 
 def test_a_view_changed_in_place_follows_its_base_as_pytorch():

@@ -3,10 +3,11 @@ fused op whose backward is written by hand (:class:`FusedFunction`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,6 +61,21 @@ RECORDED_AS_ONE: dict[str, str] = {
     **{n: n for n in _function.VIEW_COPIES},  # (the view's node with _copy: PermuteBackward0_copy)
     "det": "linalg_det", "slogdet": "linalg_slogdet", "qr": "linalg_qr",
     "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
+    **{n: n for n in (
+        "narrow_copy pixel_shuffle pixel_unshuffle channel_shuffle glu digamma nextafter frexp aminmax polar "
+        "native_batch_norm native_group_norm native_layer_norm embedding rsub fill"
+    ).split()},
+}  # fmt: skip
+
+
+#: The parameters whose tensors are the edges of PyTorch's node, in its order, where they are not
+#: the op's floating tensor arguments in order (an optional one not given: a None edge, as PyTorch's
+#: undefined input): the running statistics of ``native_batch_norm`` are
+#: no inputs of its node (PyTorch differentiates neither), ``lu_solve(b, LU, pivots)`` is
+#: ``linalg_lu_solve(LU, pivots, B)``.
+EDGES: dict[str, tuple[str, ...]] = {
+    "native_batch_norm": ("input", "weight", "bias"), "native_layer_norm": ("input", "weight", "bias"),
+    "native_group_norm": ("input", "weight", "bias"), "lu_solve": ("LU_data", "b"),
 }  # fmt: skip
 
 
@@ -72,6 +88,7 @@ OVERLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
     "nanmedian": ("given", ("dim",)), "round": ("given", ("decimals",)), "clamp": ("number", ("min", "max")),
     "clamp_min": ("tensor", ("min",)), "clamp_max": ("tensor", ("max",)), "masked_fill": ("tensor", ("value",)),
     "index_fill": ("tensor", ("value",)), "fmod": ("tensor", ("other",)), "remainder": ("tensor", ("other",)),
+    "rsub": ("number", ("other",)), "fill": ("tensor", ("value",)),
 }  # fmt: skip
 
 
@@ -148,19 +165,23 @@ def _rounded_to_half(out: Any) -> Any:
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 
 
-def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> Callable:
+def composite(
+    name: str, fused: Callable[..., Tensor | None] | None = None, edges: tuple[str, ...] | None = None
+) -> Callable:
     """Declare ``reference`` (written in tensor ops) as the definition of composite op ``name``.
 
     ``fused(*args, **kw)`` may return a tensor computed by one fused :class:`Function`, or
     ``None`` where it does not apply. Inside ``tga.decompose()`` the reference always runs,
-    within a scope named ``name`` so its primitives draw as one group.
+    within a scope named ``name`` so its primitives draw as one group. ``edges``: the parameters
+    whose tensors are the edges of its node, in order (default: its floating tensor arguments).
     """
 
     half = name in HALF_IN_FLOAT32
     rule = OVERLOADS.get(name)
 
     def deco(reference: Callable[..., Tensor]) -> Callable[..., Tensor]:
-        signature = dict(inspect.signature(reference).parameters) if half or rule else {}
+        sig = inspect.signature(reference) if half or rule or edges else None
+        signature = dict(sig.parameters) if sig is not None else {}
         params = list(signature)
         inplace_at = params.index("inplace") if "inplace" in params else None
 
@@ -173,10 +194,18 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
                 if out is not None:
                     return out
             prev = _State.scope
-            _State.scope = s = Scope(name, "composite", prev)
-            s.reads = _reads((*args, *kw.values()) if kw else args)
+            s = Scope(name, "composite", prev)  # (made whole before it is entered: nothing may raise in between)
+            if edges is None:
+                s.reads = _reads((*args, *kw.values()) if kw else args)
+            else:
+                try:
+                    bound = sig.bind_partial(*args, **kw).arguments  # type: ignore[union-attr]
+                except TypeError:
+                    return reference(*args, **kw)  # (arguments the function refuses: its own error)
+                s.reads = [(_reads((v,)) or [None])[0] for v in map(bound.get, edges)]
             if rule is not None:
                 s.overload = _overload(rule, signature, args, kw)
+            _State.scope = s
             try:
                 out = reference(*args, **kw)
             finally:
@@ -190,6 +219,30 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
         return run
 
     return deco
+
+
+@contextlib.contextmanager
+def recorded_as(name: str, *reads: Any, overload: int = 0) -> Iterator[Scope]:
+    """The steps run inside as one node of PyTorch's op ``name`` (``"reflection_pad1d"`` ->
+    ``ReflectionPad1DBackward0``, overload ``overload``), with an edge to each floating tensor of
+    ``reads`` (a None: a None edge, as PyTorch's for a number it wraps in a tensor): for a function
+    whose PyTorch node depends on how it is called (``F.pad``'s mode and number of padded axes,
+    ``F.interpolate``'s mode and rank), where a name in :data:`RECORDED_AS_ONE` cannot say it.
+    The scope costs its creation only."""
+    prev = _State.scope
+    s = Scope(name, "composite", prev)
+    s.reads = []
+    for r in reads:
+        if r is None:
+            s.reads.append(None)
+        else:
+            _reads((r,), s.reads)
+    s.overload = overload
+    _State.scope = s
+    try:
+        yield s
+    finally:
+        _State.scope = prev
 
 
 def _reads(args: tuple | list, out: list | None = None) -> list[Any]:

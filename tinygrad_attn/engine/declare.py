@@ -144,11 +144,11 @@ def _in_float32_where_pytorch_is(key: str, f: Any) -> Any:
 def _one_node_where_pytorch_records_one(key: str, f: Any) -> Any:
     """``f`` as one node of PyTorch's name in the backward graph where ``key`` is an op PyTorch
     records as one node and ours is written from others (``engine.composite.RECORDED_AS_ONE``)."""
-    from .composite import RECORDED_AS_ONE, composite  # noqa: PLC0415 (composite imports the engine)
+    from .composite import EDGES, RECORDED_AS_ONE, composite  # noqa: PLC0415 (composite imports the engine)
 
     if key not in RECORDED_AS_ONE or isinstance(f, property) or hasattr(f, "composite_name"):
         return f
-    return composite(RECORDED_AS_ONE[key])(f)
+    return composite(RECORDED_AS_ONE[key], edges=EDGES.get(key))(f)
 
 
 def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration) -> None:

@@ -318,6 +318,8 @@ class Function:
       permute, expand), so that an in-place change of either shows in the other.
     - ``rebases``: True only for the node an in-place op leaves on the tensor it changed
       (``ops.alias.InPlace``), whose ``previous`` is the tensor as it was before.
+    - ``no_edge``: the positions of the inputs that are no edges of PyTorch's node (an index, a
+      condition: inputs its derivative formula does not differentiate), left out of ``next_functions``.
     """
 
     # (``_state``: a user's metadata, hooks and packed saved tensors, set on first use: engine/saved.py)
@@ -330,6 +332,7 @@ class Function:
     reads_values = True
     view = False
     rebases = False
+    no_edge: tuple[int, ...] = ()
     #: Whether a complex gradient's backward reads the conjugates of the inputs and output (see
     #: :func:`_conjugated_for_complex`); False for the ops that are not holomorphic (``abs``, ``real``).
     conjugate_backward = True
@@ -478,7 +481,10 @@ class Function:
         """PyTorch's edges of the graph: for each tensor input, the node that made it, an
         :class:`AccumulateGrad` for a leaf that requires grad, or None, each with output 0."""
         out: list[tuple[Any, int]] = []
-        for t in self.inputs:
+        skip = self.no_edge
+        for i, t in enumerate(self.inputs):
+            if skip and i in skip:
+                continue
             if getattr(t, "_ctx", None) is not None:
                 out.append((t._ctx, 0))
             elif getattr(t, "requires_grad", False):
@@ -663,6 +669,11 @@ class BackwardNode:
             # (a linear layer: PyTorch's node is addmm(bias, x, weight.t()) or mm(x, weight.t()))
             w = out[1] if out[1][0] is None else (_transpose_node(node, out[1][0]), 0)
             return (out[2], out[0], w) if len(out) == 3 else (out[0], w)
+        if (type(node).__name__ == "Where" and node is self._node and len(inputs) == 3 and len(out) < 2
+                and len(out) == sum(hasattr(t, "_ctx") for t in inputs[1:]) and op_scope(node) is None):  # fmt: skip
+            # (a number operand: PyTorch's where wraps it in a tensor that needs no gradient, a None edge)
+            edges = iter(out)
+            return tuple(next(edges) if hasattr(t, "_ctx") else (None, 0) for t in inputs[1:])
         if type(self).__name__ in _NUMBER_AS_TENSOR and len(inputs) == 2 and len(out) == 1:
             number_last = not hasattr(inputs[1], "shape")
             if number_last or type(self).__name__ in ("MulBackward0", "AddBackward0"):
@@ -841,9 +852,9 @@ def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None
 
 # Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
 _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
-                  "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "PowScalar": "Pow",
+                  "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "ReversedAxes": "Permute", "PowScalar": "Pow",
                   "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
-                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm",
+                  "LayerNorm": "NativeLayerNorm", "BatchNorm": "NativeBatchNorm", "Norm": "LinalgVectorNorm",
                   # (ops PyTorch has only in torch.special: its ATen op's special_ prefix)
                   "Entr": "SpecialEntr", "Erfcx": "SpecialErfcx", "I0e": "SpecialI0e", "I1": "SpecialI1",
                   "I1e": "SpecialI1e", "LogNdtr": "SpecialLogNdtr", "Ndtri": "SpecialNdtri",
@@ -937,6 +948,9 @@ def _overload_name(name: str, node: Any) -> str | None:
         return "NotImplemented"
     if name in ("InPlace", "Restride") and isinstance(args, str):
         label = args
+        inner = getattr(inputs[0], "_ctx", None) if label == "fill_" and inputs else None
+        if inner is not None and len(inner.next_functions) == 2:
+            return "FillBackward3"  # (x.fill_(v) of a tensor v: its own overload, with an edge to v)
         return (
             _INPLACE_NAMES.get(label)
             or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"
@@ -958,12 +972,10 @@ def _overload_name(name: str, node: Any) -> str | None:
         return "ToCopyBackward0"
     if name == "Add" and len(inputs) == 2 and inputs[1].__class__ is float and str(inputs[1]) == "-0.0":
         return "CloneBackward0"  # (clone: ``x + -0.0``, which changes no value)
-    if name == "Reshape" and isinstance(args, tuple) and len(inputs) == 1 and hasattr(inputs[0], "shape"):
-        old = tuple(inputs[0].shape)
-        if len(args) == len(old) + 1 and any(args[:i] + args[i + 1 :] == old for i, n in enumerate(args) if n == 1):
-            return "UnsqueezeBackward0"  # (a new axis of 1: unsqueeze, x[None])
     if name == "MatrixTranspose":
         return "TransposeBackward0"
+    if name in ("SqueezeDim", "SqueezeDims"):
+        return "SqueezeBackward1" if name == "SqueezeDim" else "SqueezeBackward2"
     return None
 
 

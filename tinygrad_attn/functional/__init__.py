@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import declare as _declare
 from ..engine.arguments import missing, refuse
-from ..engine.composite import composite
+from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
@@ -1219,6 +1219,7 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
+_PAD_NODES = {"reflect": "reflection", "replicate": "replication"}  # (PyTorch's ops: reflection_pad1d, ...)
 
 
 @public(function=False, functional=True)
@@ -1246,6 +1247,15 @@ def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | 
         )
     if mode in ("reflect", "replicate"):  # (PyTorch has no bool kernel for these; 'circular' copies)
         check_dtype(f"{mode}_pad", x, "numeric")
+    if mode == "circular":  # (PyTorch writes it from slices and copies: its steps show, as ours)
+        return _pad_steps(x, pad, mode, value)
+    # (PyTorch's one node: ConstantPadNdBackward0, ReflectionPad1DBackward0, ReplicationPad2DBackward0, ...)
+    name = "constant_pad_nd" if mode == "constant" else f"{_PAD_NODES[mode]}_pad{len(pad) // 2}d"
+    with recorded_as(name, x):
+        return _pad_steps(x, pad, mode, value)
+
+
+def _pad_steps(x: Tensor, pad: tuple[int, ...], mode: str, value: float | None) -> Tensor:
     x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]

@@ -658,7 +658,7 @@ def _channel_vector(op: str, t: Any, c: int, what: str, x: Tensor) -> None:
 
 
 @public(function=False, functional=True)
-@composite("batch_norm")
+@composite("batch_norm", edges=("input", "weight", "bias"))
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float | None = 0.1,
                eps: float = 1e-5) -> Tensor:  # fmt: skip

@@ -69,7 +69,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 
 
 @public(function=False, functional=True)
-@composite("soft_margin_loss")
+@composite("soft_margin_loss", edges=("input",))  # (PyTorch differentiates the input only)
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
                      reduction: str = "mean") -> Tensor:  # fmt: skip
     """``log(1 + exp(-target * input))`` for targets of 1 and -1: PyTorch's ``F.soft_margin_loss``."""

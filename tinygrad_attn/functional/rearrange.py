@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.composite import recorded_as
 from ..engine.declare import accepts, public
 from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
@@ -317,6 +318,13 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         )
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    with recorded_as(f"grid_sampler_{d}d", x, g):  # (PyTorch's one node: GridSampler2DBackward0)
+        return _grid_sample_steps(x, g, mode, padding_mode, align_corners)
+
+
+def _grid_sample_steps(x: Tensor, g: Tensor, mode: str, padding_mode: str, align_corners: bool) -> Tensor:
+    """:func:`grid_sample`'s steps, its arguments checked."""
+    d = x.ndim - 2
     n, c, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])  # sizes: (H, W) or (D, H, W)
     outs = tuple(g.shape[1:-1])
     m = math.prod(outs)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.composite import recorded_as
 from ..engine.declare import check_dtype, public
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
@@ -131,14 +132,24 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     # uint8 kernel computes in fixed point; floats for the others)
     accepted = _NEAREST_DTYPES if mode in ("nearest", "nearest-exact", "bilinear", "bicubic") else "floating"
     check_dtype(f"upsample_{mode}{'_aa' if antialias else ''}", input, accepted)
-    if antialias or (mode in ("bilinear", "bicubic") and input.dtype == uint8):
-        return _separable(input, sizes, scales, mode == "bicubic", bool(align_corners), antialias)
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
         if nd > 3:
             raise UnsupportedModeError(
                 f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {tuple(input.shape)}"
             )
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
+    # (PyTorch's one node of the mode's kernel: UpsampleNearest1DBackward0, UpsampleBilinear2DAaBackward0, ...)
+    name = f"upsample_{mode.replace('-', '_')}{nd}d"
+    with recorded_as(f"_{name}_aa" if antialias else name, input):
+        return _resized(input, sizes, scales, mode, align_corners, antialias)
+
+
+def _resized(input: Tensor, sizes: tuple, scales: tuple | None, mode: str, align_corners: bool | None,  # noqa: A002
+             antialias: bool) -> Tensor:  # fmt: skip
+    """:func:`interpolate`'s steps for a mode other than ``area``, its arguments checked."""
+    nd, spatial = input.ndim - 2, tuple(input.shape[2:])
+    if antialias or (mode in ("bilinear", "bicubic") and input.dtype == uint8):
+        return _separable(input, sizes, scales, mode == "bicubic", bool(align_corners), antialias)
     if input.dtype == float16 and mode in ("linear", "trilinear"):  # (bilinear: another kernel, float32 weights)
         return _half_linear(input, sizes, scales, bool(align_corners))
     out = input

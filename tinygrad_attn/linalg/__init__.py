@@ -821,6 +821,8 @@ def _chain_product(mats: list[Tensor]) -> Tensor:
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (the inputs broadcast); of complex vectors ``sum(conj(x) y)``."""
     same_dtype("linalg.vecdot", _float(x, "vecdot"), ("y", _float(y, "vecdot")))  # (PyTorch's promotes none)
+    if x.ndim == 1 and y.ndim == 1:  # (PyTorch's of two vectors is vdot's one node, VdotBackward0, any dim)
+        return x.vdot(y)
     return ((x.conj() if x.dtype.kind == "c" else x) * y).sum(dim)
 
 

@@ -483,6 +483,7 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    no_edge = (0,)  # (the condition is no edge of PyTorch's node)
     primitive = True
     elementwise = "({0} ? {1} : {2})"
     operands = ("cond", "if true", "if false")

@@ -35,6 +35,7 @@ class GatherAlong(Function):
     """``args = (dim, shape of x)``; inputs ``(x, index)``; the output has the index's shape."""
 
     __slots__ = ()
+    no_edge = (1,)  # (the index is no edge of PyTorch's node)
     primitive = True
     keep = (1,)  # backward reads the index only (x's shape is in args)
     reads_output = False
@@ -59,6 +60,7 @@ class ScatterAddAlong(Function):
     read: the adjoint of :class:`GatherAlong`. ``args = (dim, shape)``; inputs ``(g, index)``."""
 
     __slots__ = ()
+    no_edge = (1,)  # (the index is no edge of PyTorch's node)
     primitive = True
     keep = (1,)
     reads_output = False

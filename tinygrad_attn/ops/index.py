@@ -49,6 +49,7 @@ class Take(Function):
     tracing). ``args = axis``; inputs ``(a, index)``; the index gets no gradient."""
 
     __slots__ = ()
+    no_edge = (1,)  # (the index is no edge of PyTorch's node)
     keep = (1,)  # backward reads the index only
     reads_output = False
     name = "take"
@@ -67,6 +68,7 @@ class PutAdd(Function):
     input: the adjoint of :class:`Take`. ``args = (shape, axis)``; inputs ``(g, index)``."""
 
     __slots__ = ()
+    no_edge = (1,)  # (the index is no edge of PyTorch's node)
     keep = (1,)
     reads_output = False
     name = "put_add"

@@ -25,6 +25,36 @@ class Reshape(Function):
         return (ns.reshape(g, tuple(inputs[0].shape)),)
 
 
+class Unsqueeze(Reshape):
+    """``x.unsqueeze(d)``, ``x[None]``: a reshape that adds axes of length 1 (PyTorch's
+    ``UnsqueezeBackward0``; another reshape, ``ViewBackward0``, even where it adds an axis)."""
+
+    __slots__ = ()
+    name = "unsqueeze"
+
+
+class Squeeze(Reshape):
+    """``x.squeeze()``: a reshape that drops axes of length 1, drawn (and named in the backward
+    graph: ``SqueezeBackward0``) as the op the user wrote."""
+
+    __slots__ = ()
+    name = "squeeze"
+
+
+class SqueezeDim(Squeeze):
+    """``x.squeeze(dim)``: PyTorch's ``SqueezeBackward1``."""
+
+    __slots__ = ()
+    name = "squeeze_dim"
+
+
+class SqueezeDims(Squeeze):
+    """``x.squeeze(dims)`` of a list of axes: PyTorch's ``SqueezeBackward2``."""
+
+    __slots__ = ()
+    name = "squeeze_dims"
+
+
 class Permute(Function):
     __slots__ = ()
     primitive = True
@@ -59,7 +89,15 @@ class MatrixTranspose(Transpose):
 
 
 class TwoDTranspose(Transpose):
-    """``x.T`` of a matrix."""
+    """``x.t()`` of a matrix (PyTorch's ``TBackward0``)."""
+
+    __slots__ = ()
+    name = "t"
+
+
+class ReversedAxes(Permute):
+    """``x.T``: the axes reversed, drawn as the user wrote it; PyTorch's node is the permute's
+    (``PermuteBackward0``), of a matrix too."""
 
     __slots__ = ()
     name = "T"

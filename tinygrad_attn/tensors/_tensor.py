@@ -854,12 +854,16 @@ class Tensor:
                                f"dimensions (shape {tuple(value.shape)}).")  # fmt: skip
         if isinstance(value, Tensor):  # (a tensor value is copied: PyTorch refuses an expanded tensor)
             refuse_internal_overlap(self._data, "fill_")
-        v = value if isinstance(value, Tensor) else fill_value_in("fill_", value, self.dtype)
-        # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
-        return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
+        return self._filled(value, "fill_")
+
+    def _filled(self, value: Any, label: str) -> Tensor:
+        v = value if isinstance(value, Tensor) else fill_value_in(label, value, self.dtype)
+        # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2; the
+        # tensor then the value, the order of the edges of PyTorch's FillBackward3)
+        return apply_inplace(self, label, lambda x, v: _in_dtype(where(False, x, v), x.dtype), v, reads_old=False)
 
     def zero_(self) -> Tensor:
-        return self.fill_(0)
+        return self._filled(0, "zero_")  # (PyTorch's own node: ZeroBackward0)
 
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.arguments import missing
+from ...engine.composite import recorded_as
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
@@ -238,6 +239,13 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode in ("floor", "trunc") and _dtypes.result_type(self, other).kind == "c":  # (PyTorch's: no kernel)
         raise UnsupportedDtypeError(f'"div_{rounding_mode}_cpu" not implemented for complex operands: {rounding_mode} '
                                     "rounding is not defined for complex numbers")  # fmt: skip
+    # (PyTorch's one node of the rounding overload, DivBackward2; a number divisor is its tensor without history)
+    with recorded_as("div", self, other if isinstance(other, Tensor) else None, overload=2):
+        return _rounded_quotient(self, other, rounding_mode)
+
+
+def _rounded_quotient(self: Tensor, other: Any, rounding_mode: str) -> Tensor:
+    """:func:`div`'s quotient rounded by ``rounding_mode``."""
     if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
         a, b, like = _floor_quotient(self, self._operand(other), "div")
         if like.dtype.kind not in "fc":

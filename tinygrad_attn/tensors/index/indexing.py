@@ -321,7 +321,8 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
             raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
-        out = ops.Slice.apply(x, args=(Ellipsis,))  # (x[:] and x[...] are new views, as PyTorch's: not x)
+        # (x[:] and x[...] are new views, as PyTorch's: not x; x[None] is the unsqueeze's view alone, as PyTorch's)
+        out = x if len(plain) != len(key) else ops.Slice.apply(x, args=(Ellipsis,))
     else:
         plain = tuple(
             int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
@@ -341,7 +342,7 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
                 shape.append(1)
             elif isinstance(k, slice):
                 shape.append(next(it))
-        out = out.reshape(tuple(shape))
+        out = ops.movement.Unsqueeze.apply(out, args=tuple(shape))
     return out
 
 
@@ -362,7 +363,7 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     """Integer arrays (and ints among them) on some axes, slices on the others."""
     if any(k is None for k in key):  # a new axis of size 1 where each None stands, then index as usual
         sizes = iter(x.shape)
-        x = x.reshape(tuple(1 if k is None else next(sizes) for k in key))
+        x = ops.movement.Unsqueeze.apply(x, args=tuple(1 if k is None else next(sizes) for k in key))
         key = tuple(slice(None) if k is None else k for k in key)
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.

@@ -377,7 +377,7 @@ def expanded_alias(a: Any) -> Any:
 
 #: The in-place ops that write an expanded tensor's memory, as PyTorch's (the last two with its
 #: deprecation warning); the others refuse it (:func:`refuse_internal_overlap`).
-WRITES_EXPANDED = {"fill_": False, "masked_fill_": True, "index_put_": True}
+WRITES_EXPANDED = {"fill_": False, "zero_": False, "masked_fill_": True, "index_put_": True}
 
 
 def write_expanded(dst: Any, new: Any, name: str) -> bool:

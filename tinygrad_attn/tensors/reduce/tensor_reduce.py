@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.arguments import refuse
-from ...engine.composite import composite
+from ...engine.composite import composite, recorded_as
 from ...engine.declare import public
 from ...engine.switches import is_grad_enabled
 from ...engine.warn import warn as _user_warn
@@ -281,14 +281,17 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
         return extreme.apply(x, args=(dims.axes(x.shape, sp.dim, op), sp.keepdim))
     if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
         dims.axes(x.shape, sp.dim, op)
-        return values_indices(op, x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+        with recorded_as(op, x):  # (PyTorch's one node: MaxBackward0, MinBackward0)
+            values = x.clone()
+        return values_indices(op, values, Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     d = _one_dim(x, sp.dim, op)
     if x.shape[d] == 0:
         _empty_reduction(x.shape, (d,), op)
-    idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
-    values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
-    if not sp.keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
+    with recorded_as(op, x):
+        idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
+        values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
+        if not sp.keepdim:
+            values, idx = values.squeeze(d), idx.squeeze(d)
     return values_indices(op, values, idx)
 
 

@@ -45,14 +45,14 @@ def _promoted(n: int, ts: Sequence[Tensor], op: str) -> list[Tensor]:
     out = []
     for t in ts:
         t = _tensor(t, op)
-        if t.ndim < n:
-            if t.ndim == 0:
-                shape = (1,) * n
-            elif t.ndim == 1:
-                shape = (1,) + t.shape + ((1,) if n == 3 else ())
-            else:
-                shape = t.shape + (1,)
-            t = t.reshape(shape)
+        # (PyTorch's steps: a 0-d tensor reshaped, ViewBackward0; others unsqueezed, UnsqueezeBackward0 each)
+        if t.ndim == 0 and n:
+            t = t.reshape((1,) * n)
+        elif t.ndim < n:
+            if t.ndim == 1:
+                t = t.unsqueeze(0)
+            if n == 3:
+                t = t.unsqueeze(-1)
         out.append(t)
     return out
 

@@ -142,9 +142,8 @@ def permute(self, *axes: Any, dims: Any = None) -> Tensor:
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     perm = _permutation(self.shape, axes)
-    if perm is None:  # (the same order: still a new view, as PyTorch's)
-        return ops.Reshape.apply(self, args=tuple(self.shape))
-    return ops.Permute.apply(self, args=perm)
+    # (the same order: still a new view, PermuteBackward0, as PyTorch's)
+    return ops.Permute.apply(self, args=perm if perm is not None else tuple(range(self.ndim)))
 
 
 @public(method=True)
@@ -176,15 +175,13 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     """The dimensions reversed (a matrix transposed), as PyTorch's ``.T``; PyTorch deprecates
     it for other than 2 dimensions (its warning too), and 0-D and 1-D tensors are themselves."""
     nd = self.ndim
-    if nd == 2:
-        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
     if nd > 2:
         _user_warn(
             f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
             f"will throw an error in a future release (shape {tuple(self.shape)}); use x.permute(*range(x.ndim - 1, -1, -1))",
             UserWarning,
         )  # fmt: skip
-    return self.permute(tuple(range(nd - 1, -1, -1)))
+    return ops.movement.ReversedAxes.apply(self, args=tuple(range(nd - 1, -1, -1)))
 
 
 @public(function=False, method=True)
@@ -214,8 +211,11 @@ def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: Any, axis: Any = None) -> T
     if dims:
         dim = (dim, *dims)
     s = _dims.spelling("squeeze", dim, axis=axis)
+    # (PyTorch's overloads: squeeze() SqueezeBackward0, squeeze(dim) 1, squeeze(dims) 2)
+    mv = ops.movement
+    op = mv.Squeeze if s.dim is None else mv.SqueezeDim if isinstance(s.dim, int) else mv.SqueezeDims
     if s.dim is None:
-        return self.reshape(tuple(n for n in self.shape if n != 1))
+        return op.apply(self, args=tuple(n for n in self.shape if n != 1))
     axes = _dims.axes(self.shape, s.dim, "squeeze")
     if s.numpy:
         for a in axes:
@@ -224,16 +224,14 @@ def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: Any, axis: Any = None) -> T
                     f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {tuple(self.shape)}); "
                     "squeeze(dim) leaves such an axis as it is"
                 )
-    axes = tuple(a for a in axes if self.shape[a] == 1)
-    if not axes:
-        return ops.Reshape.apply(self, args=tuple(self.shape))  # (a new view, as PyTorch's)
-    return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
+    axes = tuple(a for a in axes if self.shape[a] == 1)  # (none: still a new view, as PyTorch's)
+    return op.apply(self, args=tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
 
 @public(method=True)
 def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
     axis = _dims.new_axis(self.shape, _dims.required(axis, dim, "unsqueeze"), "unsqueeze")
-    return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+    return ops.movement.Unsqueeze.apply(self, args=self.shape[:axis] + (1,) + self.shape[axis:])
 
 
 @public(method=True)
@@ -274,9 +272,8 @@ def t(self) -> Tensor:
     if tensor_arg(self, "t").ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {tuple(self.shape)}); "
                            "use .mT or .transpose(-2, -1)")  # fmt: skip
-    if self.ndim < 2:  # (a view of it all the same, as PyTorch's: a no_grad t() is a no_grad view)
-        return ops.movement.TwoDTranspose.apply(self, args=tuple(range(self.ndim)))
-    return self.T
+    # (of a 0-D or 1-D tensor a view of it all the same, as PyTorch's: a no_grad t() is a no_grad view)
+    return ops.movement.TwoDTranspose.apply(self, args=(1, 0) if self.ndim == 2 else tuple(range(self.ndim)))
 
 
 @public(method=True)
