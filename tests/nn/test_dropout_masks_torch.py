@@ -53,6 +53,13 @@ LAYERS = {
     "MultiheadAttention": lambda m: m.nn.MultiheadAttention(16, 4, dropout=0.3),
     "LSTM of two layers": lambda m: m.nn.LSTM(16, 16, num_layers=2, dropout=0.4),
     "GRU of three layers": lambda m: m.nn.GRU(16, 8, num_layers=3, dropout=0.25),
+    # (the masks are drawn over the time-major layout, and over a packed batch's rows alone)
+    "batch_first LSTM": lambda m: m.nn.LSTM(16, 8, num_layers=2, dropout=0.3, batch_first=True),
+    "batch_first bidirectional GRU": lambda m: m.nn.GRU(
+        16, 8, num_layers=3, dropout=0.5, batch_first=True, bidirectional=True
+    ),
+    "packed LSTM": lambda m: m.nn.LSTM(16, 8, num_layers=2, dropout=0.3),
+    "packed bidirectional RNN": lambda m: m.nn.RNN(16, 8, num_layers=3, dropout=0.5, bidirectional=True),
 }
 
 
@@ -66,10 +73,13 @@ def _forward(m, name):
         out = layer(x, x, x)[0]
     elif name == "TransformerDecoderLayer":
         out = layer(x, m.randn(4, 3, 16))
+    elif name.startswith("packed"):
+        packed = m.nn.utils.rnn.pack_padded_sequence(x, [5, 7, 2], enforce_sorted=False)
+        out = m.nn.utils.rnn.pad_packed_sequence(layer(packed)[0])[0]
     else:
         out = layer(x)
     out = out[0] if isinstance(out, tuple) else out
-    return out.detach().numpy()
+    return np.concatenate([out.detach().numpy().ravel(), m.rand(3).numpy()])  # (and where the generator is)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))

@@ -528,9 +528,21 @@ class RNNBase(Module):
                         last.append(hs[:, t_last] if bf else hs[t_last])
                 outs.append(hs)  # (T, B, H) or (B, T, H)
             x = outs[0] if len(outs) == 1 else cat(outs, axis=-1)  # (T, B, D * H)
-            if self.dropout and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, self.training)  # between layers, as PyTorch
+            if self.dropout and layer < self.num_layers - 1:  # between layers, as PyTorch
+                x = self._dropout_between(x, bf, t_len, lengths)
         return x, last
+
+    def _dropout_between(self, x: Tensor, bf: bool, t_len: int, lengths: tuple[int, ...] | None) -> Tensor:
+        """Dropout of a layer's output with PyTorch's mask: drawn over the time-major layout its
+        kernels run in (batch_first or not), and for a packed batch over the packed rows alone, in
+        their order (the padding draws nothing)."""
+        p, training = self.dropout, self.training
+        if lengths is not None:  # (time-major, sorted by length: the packed rows are (t, b) with t < lengths[b])
+            valid = Tensor(np.arange(t_len)[:, None] < np.asarray(lengths)[None, :], device=x.device)
+            return x.new_zeros(tuple(x.shape)).index_put((valid,), F.dropout(x[valid], p, training))
+        if bf:
+            return F.dropout(x.transpose(0, 1), p, training).transpose(0, 1)
+        return F.dropout(x, p, training)
 
     def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
         """The layers over a packed batch: padded time-major in the packed (sorted) order, run
