@@ -77,6 +77,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient, in place, to ``[-clip_value, clip_value]``."""
     v = float(clip_value)
+    params = _with_grads(parameters, "clip_grad_value_")
+    if not params:  # (PyTorch groups the gradients by device first, and its grouping refuses an empty list)
+        raise RuntimeError("clip_grad_value_: no parameter has a gradient (PyTorch refuses an empty list of them)")
     with no_grad():
-        for p in _with_grads(parameters, "clip_grad_value_"):
+        for p in params:
             p.grad.clamp_(-v, v)
