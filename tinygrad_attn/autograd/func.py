@@ -378,7 +378,9 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Cal
 def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None, kwargs: Any = None, *,
                     tie_weights: bool = True, strict: bool = False) -> Any:  # fmt: skip
     """``module(*args, **kwargs)`` with its parameters and buffers replaced by those named in
-    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts merged) for the call."""
+    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts merged) for the call.
+    ``strict=True`` raises ``RuntimeError`` naming the keys the module lacks and those of its
+    parameters and buffers not given, as PyTorch's; otherwise a name the module lacks is unused."""
     from ..nn.module import functional_call as _call  # noqa: PLC0415 - (tga.nn loads on first use)
 
     tensors: dict[str, Any] = {}
@@ -388,5 +390,18 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         if overlap:
             raise ValueError(f"functional_call: {sorted(overlap)} appeared in multiple dictionaries")
         tensors.update(d)
+    names = {n for n, _ in module.named_parameters(remove_duplicate=False)}
+    names |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
+    if strict:  # (PyTorch's message: the names given that the module lacks, then those it has but not given)
+        unexpected, missing = [n for n in tensors if n not in names], sorted(names - set(tensors))
+        if unexpected or missing:
+            lines = [f"Error(s) in reparametrizing for {type(module).__name__}:"]
+            if unexpected:
+                lines.append("\tUnexpected key(s): " + ", ".join(f"'{n}'" for n in unexpected) + ".")
+            if missing:
+                lines.append("\tMissing key(s): " + ", ".join(f"'{n}'" for n in missing) + ".")
+            raise RuntimeError("\n".join(lines))
+    else:  # (PyTorch sets a name the module lacks as a plain attribute for the call, which the call never reads)
+        tensors = {n: t for n, t in tensors.items() if n in names}
     call_args = () if args is None else args if isinstance(args, tuple) else (args,)
     return _call(module, tensors, *call_args, **(kwargs or {}))

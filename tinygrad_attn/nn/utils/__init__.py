@@ -11,11 +11,11 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
 
 # PyTorch's parametrizations and the older weight norm
-from . import parametrizations, parametrize  # noqa: E402
+from . import parametrizations, parametrize, stateless  # noqa: E402
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
 
-__all__ += ["parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
+__all__ += ["parametrize", "parametrizations", "stateless", "weight_norm", "remove_weight_norm", "spectral_norm",
             "remove_spectral_norm"]  # fmt: skip
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
 
