@@ -404,9 +404,14 @@ def k_clip(r: random.Random) -> str:
         )
     if grads == "nonfinite":
         lines.append("m[0].weight.grad[0, 0] = float('" + r.choice(["nan", "inf"]) + "')")
-    op = r.choice(["norm", "norm", "value", "vector"])
-    if op == "norm":
-        nt = r.choice(["2", "2.0", "float('inf')", "1", "'inf'", "3"])
+    op = r.choice(["norm", "norm", "value", "vector", "total"])
+    if op == "total":
+        nt = r.choice(["2", "float('inf')", "1", "0", "-float('inf')", "0.5"])
+        lines += [f"total = torch.nn.utils.get_total_norm([p.grad for p in m.parameters() if p.grad is not None], {nt})",
+                  "R(total)", "T(lambda: torch.nn.utils.clip_grads_with_norm_(m.parameters(), 0.5, total))",
+                  f"T(lambda: torch.nn.utils.clip_grad_norm(m[0].weight, 0.1, {nt}))"]  # fmt: skip
+    elif op == "norm":
+        nt = r.choice(["2", "2.0", "float('inf')", "1", "'inf'", "3", "0", "-float('inf')", "0.5"])
         kw = f"norm_type={nt}, error_if_nonfinite={r.choice([True, False])}, foreach={r.choice([None, True, False])}"
         mx = r.choice(["0.5", "100.0", "0"])
         ps = r.choice(["m.parameters()", "list(m.parameters())", "[]", "m[0].weight"])

@@ -5,10 +5,19 @@
 """
 
 from . import rnn
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_norm",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+    "parameters_to_vector",
+    "vector_to_parameters",
+    "rnn",
+]
 
 # PyTorch's parametrizations and the older weight norm
 from . import parametrizations, parametrize, stateless  # noqa: E402

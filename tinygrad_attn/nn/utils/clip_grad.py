@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable
 
 from ...engine.switches import active_tracer, check_host_read, no_grad
+from ...engine.warn import warn
 from ...tensors._tensor import Tensor, stack
 
 
@@ -33,32 +34,27 @@ def _norm(g: Tensor, norm_type: float) -> Tensor:
         return (a * a).sum().sqrt()
     if norm_type == 1.0:
         return a.sum()
+    if norm_type == -math.inf:
+        return a.min() if g.numel() else (a.sum() * 0.0 + math.inf)
+    if norm_type == 0.0:  # (how many entries are not zero, as PyTorch's vector_norm of order 0)
+        return (a != 0).sum().to(a.dtype)
     return (a**norm_type).sum() ** (1.0 / norm_type)
 
 
-def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:  # fmt: skip
-    """Scale all gradients together, in place, so that their joint norm is at most ``max_norm``.
-
-    As ``torch.nn.utils.clip_grad_norm_``: the joint norm is the norm of the per-tensor
-    norms; every gradient is multiplied by ``clamp(max_norm / (total + 1e-6), max=1)``
-    (so a gradient under the limit is left as it is); returns ``total``, the norm before
-    clipping, as a 0-d tensor. Each ``.grad`` is scaled in its own memory, as PyTorch's.
-    ``error_if_nonfinite=True`` raises ``RuntimeError`` when it
-    is inf or NaN (which reads it on the host). ``foreach`` is accepted and ignored.
-
-    >>> total = clip_grad_norm_(model.parameters(), 1.0)  # doctest: +SKIP
-    """
-    params = _with_grads(parameters, "clip_grad_norm_")
-    grads = [p.grad for p in params]
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:  # fmt: skip
+    """The ``norm_type``-norm of the per-tensor norms of ``tensors`` (a 0-d tensor; 0 for none),
+    as ``torch.nn.utils.get_total_norm``. ``error_if_nonfinite=True`` raises ``RuntimeError`` when
+    it is inf or NaN (which reads it on the host). ``foreach`` is accepted and ignored."""
+    ts = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
-    if not grads:
+    if not ts:
         return Tensor(0.0)
     with no_grad():
-        norms = [_norm(g, norm_type) for g in grads]
-        dev = grads[0]._dev
-        norms = [n if n._dev is dev else n.to(dev) for n in norms]  # summed on the first gradient's device
-        total = _norm(stack(norms), norm_type) if len(norms) > 1 else norms[0]
+        norms = [_norm(g, norm_type) for g in ts]
+        dev = ts[0]._dev
+        norms = [n if n._dev is dev else n.to(dev) for n in norms]  # summed on the first tensor's device
+        total = _norm(stack(norms), norm_type) if len(norms) > 1 or norm_type == 0.0 else norms[0]
         if error_if_nonfinite:
             check_host_read(
                 total, "clip_grad_norm_"
@@ -68,10 +64,47 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                     f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {float(total)}; "
                     "set error_if_nonfinite=False to clip anyway"
                 )
-        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
-        for p in params:  # in place, as PyTorch's: a tensor holding a .grad sees it clipped
-            p.grad.mul_(coef if p.grad._dev is dev else coef.to(p.grad._dev))
     return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:  # fmt: skip
+    """Scale the parameters' gradients, in place, by ``clamp(max_norm / (total_norm + 1e-6), max=1)``,
+    as ``torch.nn.utils.clip_grads_with_norm_`` (``total_norm`` from :func:`get_total_norm`)."""
+    params = _with_grads(parameters, "clip_grads_with_norm_")
+    if not params:
+        return
+    with no_grad():
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for p in params:  # in place, as PyTorch's: a tensor holding a .grad sees it clipped
+            p.grad.mul_(coef if p.grad._dev is coef._dev else coef.to(p.grad._dev))
+
+
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:  # fmt: skip
+    """Scale all gradients together, in place, so that their joint norm is at most ``max_norm``.
+
+    As ``torch.nn.utils.clip_grad_norm_``: the joint norm is the norm of the per-tensor
+    norms (:func:`get_total_norm`); every gradient is multiplied by ``clamp(max_norm / (total
+    + 1e-6), max=1)`` (so a gradient under the limit is left as it is); returns ``total``, the
+    norm before clipping, as a 0-d tensor. Each ``.grad`` is scaled in its own memory, as
+    PyTorch's. ``error_if_nonfinite=True`` raises ``RuntimeError`` when it is inf or NaN (which
+    reads it on the host). ``foreach`` is accepted and ignored.
+
+    >>> total = clip_grad_norm_(model.parameters(), 1.0)  # doctest: +SKIP
+    """
+    params = _with_grads(parameters, "clip_grad_norm_")
+    total = get_total_norm([p.grad for p in params], norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's deprecated name of :func:`clip_grad_norm_` (with its FutureWarning)."""
+    warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+         FutureWarning)  # fmt: skip
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
