@@ -332,8 +332,20 @@ def k_func(r: random.Random) -> str:
     v = _lit([round(r.uniform(-1, 1), 3) for _ in range(3)], (3,), grad=False)
     lines = [f"DT = {r.choice(['torch.float32', 'torch.float64'])}", f"f = {f}", f"g = {g}", f"x = {x}",
              f"xs = {xs}", f"v = {v}"]  # fmt: skip
-    op = r.choice(["grad", "vmap", "jac", "hessian", "vjp", "jvp", "call", "af_jac", "af_hess", "af_vjp", "af_hvp"])
-    if op == "grad":
+    op = r.choice(["grad", "vmap", "jac", "hessian", "vjp", "jvp", "call", "af_jac", "af_hess", "af_vjp", "af_hvp",
+                   "ensemble", "linearize"])  # fmt: skip
+    if op == "ensemble":  # (PyTorch's model-ensembling recipe)
+        lines += ["torch.manual_seed(4)", f"ms = [nn.Linear(3, 2).to(DT) for _ in range({r.randint(1, 3)})]",
+                  "params, buffers = torch.func.stack_module_state(ms)", "R(params, buffers)",
+                  "call = lambda p, b, a: torch.func.functional_call(ms[0], (p, b), (a,))",
+                  f"T(lambda: torch.func.vmap(call, in_dims=(0, 0, {r.choice(['None', '0'])}))(params, buffers, "
+                  f"xs[:len(ms)]))",
+                  "G([params['weight']], lambda: torch.func.vmap(call, in_dims=(0, 0, None))(params, buffers, x))",
+                  "ms[0].eval()", "T(lambda: torch.func.stack_module_state(ms))"]  # fmt: skip
+    elif op == "linearize":
+        lines += ["out, fn = torch.func.linearize(g, x)", "R(out)", "T(lambda: fn(v))", "T(lambda: fn(v[:2]))",
+                  "T(lambda: fn(v.float() if DT == torch.float64 else v.double()))"]  # fmt: skip
+    elif op == "grad":
         lines += ["T(lambda: torch.func.grad(f)(x))", "T(lambda: torch.func.grad_and_value(f)(x))",
                   "T(lambda: torch.func.grad(lambda a, b: f(a * b), argnums=(0, 1))(x, v))",
                   "T(lambda: torch.func.grad(lambda a: (f(a), a.sum()), has_aux=True)(x))",

@@ -28,7 +28,8 @@ from ..tensors._tensor import Tensor, stack
 from . import functional as _functional
 from .api import grad as _autograd_grad
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call",
+           "stack_module_state", "linearize"]  # fmt: skip
 
 
 # -- vmap -----------------------------------------------------------------------------------------
@@ -405,3 +406,50 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         tensors = {n: t for n, t in tensors.items() if n in names}
     call_args = () if args is None else args if isinstance(args, tuple) else (args,)
     return _call(module, tensors, *call_args, **(kwargs or {}))
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of ``models`` (of one class, all training or all not), each
+    name's tensors stacked along a new first dimension: ``(params, buffers)``, for
+    ``vmap`` over :func:`functional_call`. A stacked parameter is a new leaf that requires grad."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors: list[Tensor], name: str) -> Tensor:
+        wanted = [t.requires_grad for t in tensors]
+        if any(wanted) and not all(wanted):
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        out = stack(tensors)
+        return out.detach().requires_grad_() if all(wanted) else out
+
+    params = [dict(m.named_parameters()) for m in models]
+    buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: stacked([p[k] for p in params], k) for k in params[0]},
+            {k: stacked([b[k] for b in buffers], k) for k in buffers[0]})  # fmt: skip
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at ``primals``
+    times ``tangents`` (each of its primal's shape and dtype, as PyTorch checks)."""
+    out = _tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, func(*primals))
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise RuntimeError(f"linearize: expected {len(primals)} tangents, one per primal, got {len(tangents)}")
+        for i, (t, p) in enumerate(zip(tangents, primals)):
+            if not isinstance(t, Tensor) or not isinstance(p, Tensor):
+                raise RuntimeError(f"linearize: tangent:{i} is a {type(t).__name__}, its primal a {type(p).__name__}")
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")  # fmt: skip
+            if t.dtype != p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")  # fmt: skip
+        return jvp(func, primals, tangents)[1]
+
+    return out, jvp_fn
