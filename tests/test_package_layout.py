@@ -19,7 +19,8 @@ MAX_TOP_LEVEL = 20
 MAX_FUNCTION_LINES = 120
 
 # PyTorch's module paths a script imports (``import torch.X`` / ``from torch.X import Y`` / ``torch.X.Y``)
-TORCH_PATHS = ["nn", "nn.functional", "nn.init", "nn.modules", "nn.parameter", "nn.utils", "nn.utils.rnn", "optim",
+TORCH_PATHS = ["nn", "nn.functional", "nn.init", "nn.modules", "nn.parameter", "nn.utils", "nn.utils.rnn",
+               "nn.utils.prune", "nn.utils.stateless", "optim",
                "optim.lr_scheduler", "utils", "utils.data", "utils.checkpoint", "distributions", "autograd",
                "autograd.functional", "linalg", "random", "serialization", "functional", "backends",
                "backends.cudnn", "backends.cuda", "backends.cpu", "backends.mps"]  # fmt: skip

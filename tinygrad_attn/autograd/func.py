@@ -29,7 +29,7 @@ from . import functional as _functional
 from .api import grad as _autograd_grad
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call",
-           "stack_module_state"]  # fmt: skip
+           "stack_module_state", "linearize"]  # fmt: skip
 
 
 # -- vmap -----------------------------------------------------------------------------------------
@@ -379,7 +379,9 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Cal
 def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None, kwargs: Any = None, *,
                     tie_weights: bool = True, strict: bool = False) -> Any:  # fmt: skip
     """``module(*args, **kwargs)`` with its parameters and buffers replaced by those named in
-    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts merged) for the call."""
+    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts merged) for the call.
+    ``strict=True`` raises ``RuntimeError`` naming the keys the module lacks and those of its
+    parameters and buffers not given, as PyTorch's; otherwise a name the module lacks is unused."""
     from ..nn.module import functional_call as _call  # noqa: PLC0415 - (tga.nn loads on first use)
 
     tensors: dict[str, Any] = {}
@@ -389,32 +391,65 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         if overlap:
             raise ValueError(f"functional_call: {sorted(overlap)} appeared in multiple dictionaries")
         tensors.update(d)
+    names = {n for n, _ in module.named_parameters(remove_duplicate=False)}
+    names |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
+    if strict:  # (PyTorch's message: the names given that the module lacks, then those it has but not given)
+        unexpected, missing = [n for n in tensors if n not in names], sorted(names - set(tensors))
+        if unexpected or missing:
+            lines = [f"Error(s) in reparametrizing for {type(module).__name__}:"]
+            if unexpected:
+                lines.append("\tUnexpected key(s): " + ", ".join(f"'{n}'" for n in unexpected) + ".")
+            if missing:
+                lines.append("\tMissing key(s): " + ", ".join(f"'{n}'" for n in missing) + ".")
+            raise RuntimeError("\n".join(lines))
+    else:  # (PyTorch sets a name the module lacks as a plain attribute for the call, which the call never reads)
+        tensors = {n: t for n, t in tensors.items() if n in names}
     call_args = () if args is None else args if isinstance(args, tuple) else (args,)
     return _call(module, tensors, *call_args, **(kwargs or {}))
 
 
-def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
-    wanting = [t.requires_grad for t in tensors]
-    if any(wanting) and not all(wanting):
-        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
-    out = stack(tensors)
-    return out.detach().requires_grad_() if all(wanting) else out
-
-
 def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """The parameters and buffers of ``models`` (modules of one class, in one mode) stacked along a new
-    first dim, by their state-dict names, as ``torch.func.stack_module_state``: new leaves (stacked
-    parameters that require grad are leaves that do too), for :func:`vmap` over
-    :func:`functional_call` of one of them."""
+    """The parameters and buffers of ``models`` (of one class, all training or all not), each
+    name's tensors stacked along a new first dimension: ``(params, buffers)``, for
+    ``vmap`` over :func:`functional_call`. A stacked parameter is a new leaf that requires grad."""
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
-    if len({bool(m.training) for m in models}) > 1:
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
         raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
-    if len({type(m) for m in models}) > 1:
+    if any(type(m) is not type(models[0]) for m in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
-    all_params = [dict(m.named_parameters()) for m in models]
-    all_buffers = [dict(m.named_buffers()) for m in models]
-    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
-    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
-    return params, buffers
+
+    def stacked(tensors: list[Tensor], name: str) -> Tensor:
+        wanted = [t.requires_grad for t in tensors]
+        if any(wanted) and not all(wanted):
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        out = stack(tensors)
+        return out.detach().requires_grad_() if all(wanted) else out
+
+    params = [dict(m.named_parameters()) for m in models]
+    buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: stacked([p[k] for p in params], k) for k in params[0]},
+            {k: stacked([b[k] for b in buffers], k) for k in buffers[0]})  # fmt: skip
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian of ``func`` at ``primals``
+    times ``tangents`` (each of its primal's shape and dtype, as PyTorch checks)."""
+    out = _tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, func(*primals))
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise RuntimeError(f"linearize: expected {len(primals)} tangents, one per primal, got {len(tangents)}")
+        for i, (t, p) in enumerate(zip(tangents, primals)):
+            if not isinstance(t, Tensor) or not isinstance(p, Tensor):
+                raise RuntimeError(f"linearize: tangent:{i} is a {type(t).__name__}, its primal a {type(p).__name__}")
+            if tuple(t.shape) != tuple(p.shape):
+                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")  # fmt: skip
+            if t.dtype != p.dtype:
+                raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")  # fmt: skip
+        return jvp(func, primals, tangents)[1]
+
+    return out, jvp_fn

@@ -220,7 +220,10 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
                         g = _zeros_like(x)
                     rows[j].append(g)
             result.append(tuple(_rows_to_jacobian(r, out, x) for r, x in zip(rows, inputs)))
-        return _unpack(_finish(tuple(result), create_graph), (outs_tuple, ins_tuple))
+        res = _finish(tuple(result), create_graph)
+        if strategy == "forward-mode":  # (PyTorch's forward-mode path builds lists, which its unpacking keeps)
+            res = [list(r) for r in res]
+        return _unpack(res, (outs_tuple, ins_tuple))
 
 
 def _rows_to_jacobian(rows: list[Tensor], out: Tensor, x: Tensor) -> Tensor:

@@ -252,7 +252,7 @@ class Geometric(_ProbsOrLogits):
 
     @property
     def mode(self) -> Tensor:
-        return self.probs * 0
+        return _creation.zeros_like(self.probs)  # (a constant: no gradient, as PyTorch's)
 
     @property
     def variance(self) -> Tensor:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tensors._tensor import Tensor
 from ..tensors.dtypes import finfo
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -34,7 +35,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        return self.rate * 0
+        return _creation.zeros_like(self.rate)  # (a constant: no gradient, as PyTorch's)
 
     @property
     def stddev(self) -> Tensor:

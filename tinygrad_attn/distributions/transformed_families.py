@@ -10,6 +10,7 @@ from typing import Any
 from ..engine.switches import no_grad
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .exponential import Exponential
@@ -128,7 +129,7 @@ class _Folded(_Wrapped):
 
     @property
     def mode(self) -> Tensor:
-        return self.scale * 0
+        return _creation.zeros_like(self.scale)  # (a constant: no gradient, as PyTorch's)
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:

@@ -15,7 +15,6 @@ from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
-from ..tensors.shape.shape_functions import stack
 from . import constraints
 from .distribution import Distribution, all_true
 from .exp_family import ExponentialFamily
@@ -148,29 +147,30 @@ class Wishart(ExponentialFamily):
         return chol @ chol.mT
 
     def rsample(self, sample_shape: Any = (), max_try_correction: int | None = None) -> Tensor:
-        """Bartlett draws, then PyTorch's correction rounds: its first check flags the draws
-        that are positive definite (not the singular ones), so every sample index holding one is
-        drawn again, with PyTorch's warning "Singular sample detected."; the later rounds redraw
-        the singular ones, up to ``max_try_correction`` times (10). The same numbers as PyTorch's
-        for a seed."""
+        """Bartlett draws, then PyTorch's correction rounds, in PyTorch's own steps: its first
+        check flags the draws that are positive definite (not the singular ones), so every sample
+        index holding one is drawn again, with PyTorch's warning "Singular sample detected."; the
+        later rounds redraw the singular ones, up to ``max_try_correction`` times (10). The same
+        numbers as PyTorch's for a seed, and, as PyTorch's, a corrected sample's backward raises
+        (the flags its index assignment saved are changed in place after it)."""
         max_try_correction = 10 if max_try_correction is None else max_try_correction
-        sample_shape = tuple(sample_shape)
-        sample = self._bartlett_sampling(sample_shape)
-        flagged = self._per_sample(self.support.check(sample))
-        if not flagged.any():
-            return sample
-        _user_warn("Singular sample detected.")
-        rows = list(sample.reshape(-1, *self._batch_shape, *self._event_shape).unbind(0))
-        for _ in range(max_try_correction):
-            where_flagged = np.flatnonzero(flagged)
-            fresh = self._bartlett_sampling((len(where_flagged),))
-            for j, i in enumerate(where_flagged.tolist()):
-                rows[i] = fresh[j]
-            still = self._per_sample(~self.support.check(fresh))
-            flagged[where_flagged] = still
-            if not flagged.any():
-                break
-        return stack(rows, 0).reshape(tuple(sample.shape))
+        sample = self._bartlett_sampling(tuple(sample_shape))
+        batch_dims = tuple(range(-len(self._batch_shape), 0))
+        is_singular = self.support.check(sample)
+        if self._batch_shape:
+            is_singular = is_singular.amax(batch_dims)
+        if is_singular.any():
+            _user_warn("Singular sample detected.")
+            for _ in range(max_try_correction):
+                sample_new = self._bartlett_sampling(tuple(is_singular[is_singular].shape))
+                sample[is_singular] = sample_new
+                is_singular_new = ~self.support.check(sample_new)
+                if self._batch_shape:
+                    is_singular_new = is_singular_new.amax(batch_dims)
+                is_singular[is_singular.clone()] = is_singular_new
+                if not is_singular.any():
+                    break
+        return sample
 
     def _per_sample(self, check: Tensor) -> np.ndarray:
         """A check over ``sample_shape + batch_shape`` to one flag per sample index (any over the batch), on the host."""

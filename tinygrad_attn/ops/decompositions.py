@@ -375,7 +375,11 @@ class Cholesky(Function):
     conjugate_backward = False
 
     def forward(self, ns, a):
-        return ns.device.xp.linalg.cholesky(a)
+        out = ns.device.xp.linalg.cholesky(a)
+        if isinstance(out, np.ndarray) and np.isnan(np.diagonal(out, 0, -2, -1)).any():
+            # (NumPy's LAPACK factors a NaN through; PyTorch's potrf stops at it, as at a minor <= 0)
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        return out
 
     def backward(self, g, ns, inputs, out):
         return (_cholesky_backward(ns, g, out, lambda t, b: ns.apply(Solve, t, b)),)

@@ -10,8 +10,8 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
     "clip_grad_norm_",
-    "clip_grad_value_",
     "clip_grad_norm",
+    "clip_grad_value_",
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
@@ -20,11 +20,11 @@ __all__ = [
 ]
 
 # PyTorch's parametrizations and the older weight norm
-from . import parametrizations, parametrize  # noqa: E402
+from . import parametrizations, parametrize, stateless  # noqa: E402
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
 
-__all__ += ["parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
+__all__ += ["parametrize", "parametrizations", "stateless", "weight_norm", "remove_weight_norm", "spectral_norm",
             "remove_spectral_norm"]  # fmt: skip
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
 

@@ -34,6 +34,10 @@ def _norm(g: Tensor, norm_type: float) -> Tensor:
         return (a * a).sum().sqrt()
     if norm_type == 1.0:
         return a.sum()
+    if norm_type == -math.inf:
+        return a.min() if g.numel() else (a.sum() * 0.0 + math.inf)
+    if norm_type == 0.0:  # (how many entries are not zero, as PyTorch's vector_norm of order 0)
+        return (a != 0).sum().to(a.dtype)
     return (a**norm_type).sum() ** (1.0 / norm_type)
 
 
@@ -54,7 +58,7 @@ def _total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float, error_if_n
         norms = [_norm(t, norm_type) for t in ts]
         dev = ts[0]._dev
         norms = [n if n._dev is dev else n.to(dev) for n in norms]  # summed on the first tensor's device
-        total = _norm(stack(norms), norm_type) if len(norms) > 1 else norms[0]
+        total = _norm(stack(norms), norm_type) if len(norms) > 1 or norm_type == 0.0 else norms[0]
     if error_if_nonfinite:
         check_host_read(total, op)  # (a Python decision on a value: a replay would not make it again)
         if not math.isfinite(float(total)):
@@ -110,6 +114,9 @@ def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
     """Clamp every gradient, in place, to ``[-clip_value, clip_value]``."""
     v = float(clip_value)
+    params = _with_grads(parameters, "clip_grad_value_")
+    if not params:  # (PyTorch groups the gradients by device first, and its grouping refuses an empty list)
+        raise RuntimeError("clip_grad_value_: no parameter has a gradient (PyTorch refuses an empty list of them)")
     with no_grad():
-        for p in _with_grads(parameters, "clip_grad_value_"):
+        for p in params:
             p.grad.clamp_(-v, v)

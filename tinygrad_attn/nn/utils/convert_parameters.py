@@ -22,20 +22,16 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Each parameter's data becomes its consecutive slice of the 1-D ``vec``, as PyTorch's
-    (``param.data = slice``): the parameters share ``vec``'s memory, and tensors that shared
-    their old memory keep the old values."""
+    """Each parameter's data becomes its consecutive slice of ``vec``, as PyTorch's
+    (``param.data = vec[i : i + n].view_as(param)``): the parameters share ``vec``'s memory, and
+    tensors that shared their old memory keep the old values. As PyTorch's, a slice that cannot be
+    viewed as its parameter raises ``RuntimeError`` (the view's), and entries past the last
+    parameter are left unread."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected a Tensor, got {type(vec).__name__}")
-    if vec.ndim != 1:
-        raise ValueError(f"vector_to_parameters: vec must be 1-D, got shape {tuple(vec.shape)}")
-    ps = list(parameters)
-    need = sum(p.numel() for p in ps)
-    if vec.shape[0] != need:
-        raise ValueError(f"vector_to_parameters: vec has {vec.shape[0]} elements, the parameters {need}")
     at = 0
     with no_grad():
-        for p in ps:
+        for p in parameters:
             n = p.numel()
-            p.data = vec.data[at : at + n].reshape(p.shape)
+            p.data = vec.data[at : at + n].view_as(p)
             at += n

@@ -39,7 +39,7 @@ def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False
     (2, 3, 2)
     """
     if padding_side not in ("right", "left"):
-        raise ValueError(f"pad_sequence: padding_side must be 'left' or 'right', got {padding_side!r}")
+        raise RuntimeError(f"pad_sequence: expected padding_side to be one of left or right, but got {padding_side}")
     seqs = list(sequences)
     if not seqs:
         raise RuntimeError("pad_sequence: received an empty list of sequences")

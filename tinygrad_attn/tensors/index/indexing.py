@@ -16,7 +16,7 @@ from ... import ops
 from ...engine.declare import public
 from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
 from ...engine.switches import _State, tracing
-from ...engine.versions import bump_version
+from ...engine.versions import bump_version, continue_version
 from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
 from ..dtypes import fill_value_in
@@ -610,6 +610,12 @@ def _setitem_put(x: Tensor, key: Any, value: Any) -> None:
     dev, n = x._dev, x.numel()
     pos = Tensor.arange(n, dtype=np.int64, device=dev).reshape(x.shape)[key]
     flat, shape = pos.reshape(-1), tuple(pos.shape)
+    index = [p for p in (key if isinstance(key, tuple) else (key,)) if isinstance(p, Tensor)]
+    if len(index) == 1 and index[0].ndim and _State.grad_enabled:
+        # The positions stand for the index tensor the backward keeps (PyTorch's IndexPutBackward saves
+        # the index; a 0-d mask it reads as a new axis, and keeps nothing): they share its version, so
+        # changing the index in place before the backward raises.
+        continue_version(flat._data, index[0]._data)
 
     def store(old: Tensor, v: Any) -> Tensor:
         vals = _cast_like(v, old).expand(shape).reshape(-1) if isinstance(v, Tensor) else v
