@@ -275,10 +275,19 @@ def addcmul(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tens
     """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update); PyTorch's
     deprecated ``addcmul(input, value, tensor1, tensor2)`` too."""
     tensor1, tensor2, value = value_first("addcmul", tensor1, tensor2, more, value)
-    x = _tensor(input, "addcmul")
-    prod = tensor1 * tensor2
-    value = _value_in(value, x, tensor1, tensor2)
+    x, t1, t2 = _in_common_dtype("addcmul", input, tensor1, tensor2)
+    prod = t1 * t2
+    value = _value_in(value, x, t1, t2)
     return x + (prod if value == 1 else prod * value)
+
+
+def _in_common_dtype(op: str, *operands: Any) -> list[Tensor]:
+    """``addcmul``/``addcdiv``'s three tensors in their common dtype, as PyTorch's kernel reads them:
+    one promotion of all three, so a float64 ``input`` makes the product of float16 0-d tensors in
+    float64, not in float16 and then widened."""
+    tensors = [_tensor(t, op) for t in operands]
+    dt = result_type(*tensors)
+    return [t if t.dtype == dt else t.to(dt) for t in tensors]
 
 
 def _value_in(value: Any, *operands: Any) -> Any:
@@ -295,11 +304,11 @@ def addcdiv(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tens
     """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update); PyTorch's
     deprecated ``addcdiv(input, value, tensor1, tensor2)`` too."""
     tensor1, tensor2, value = value_first("addcdiv", tensor1, tensor2, more, value)
-    x = _tensor(input, "addcdiv")
     t1, t2 = _tensor(tensor1, "addcdiv"), _tensor(tensor2, "addcdiv")
     if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")  # fmt: skip
+    x, t1, t2 = _in_common_dtype("addcdiv", input, t1, t2)
     q = t1 / t2
     return x + (q if value == 1 else q * value)
 
