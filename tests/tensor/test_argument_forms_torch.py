@@ -62,6 +62,23 @@ DEPRECATED = [
         "x.{op}(x, 2, x)", "x.{op}(torch.tensor(2.0), x, x + 1)", "x.{op}(None, x, x + 1)", "x.{op}(2, x, x, x)",
     )
 ]  # fmt: skip
+#: PyTorch's deprecated beta-first forms (``x.addmm(beta, [alpha,] a, b)``, ``torch.addmm(beta, x, [alpha,] a, b)``),
+#: by op and its input, first and second tensor, and the mistakes beside them
+BETA_FIRST_OPERANDS = {
+    "addmm": ("(x @ x.T)", "x", "x.T"), "addmv": ("x[:, 0]", "x", "x[0]"), "addr": ("x", "x[:, 0]", "x[0]"),
+    "addbmm": ("(x @ x.T)", "x[None]", "x.T[None]"), "baddbmm": ("(x @ x.T)[None]", "x[None]", "x.T[None]"),
+}  # fmt: skip
+DEPRECATED += [
+    call.format(op=op, i=i, a=a, b=b)
+    for op, (i, a, b) in BETA_FIRST_OPERANDS.items()
+    for call in (
+        "{i}.{op}(2, {a}, {b})", "{i}.{op}(2, 3, {a}, {b})", "{i}.clone().{op}_(0.5, {a}, {b})",
+        "torch.{op}(2, {i}, {a}, {b})", "torch.{op}(2, {i}, 3, {a}, {b})", "torch.{op}({i}, 2, {a}, {b})",
+        "torch.{op}({i}, {a}, {b}, beta=2)", "{i}.{op}({a}, 2)", "{i}.{op}(2, {a}, {b}, beta=3)",
+        "{i}.{op}(torch.tensor(2.0), {a}, {b})", "{i}.{op}(None, {a}, {b})", "{i}.{op}(2, {a})",
+        "{i}.{op}(2, {a}, {b}, {b})", "torch.{op}(2, 3, {i}, {a}, {b})",
+    )
+] + ["torch.addmv_(x[:, 0].clone(), 2, x, x[0])", "torch.addmv_(2, x[:, 0].clone(), x, x[0])"]  # fmt: skip
 #: parameters of an int, an int list or a tensor (PyTorch's overloads), given each kind and the wrong ones
 KINDS = ["2", "-1", "[1, 1]", "(1, 2)", "'a'", "1.5", "torch.tensor(1)", "torch.tensor([1, 1])", "torch.tensor(2.5)", X]
 KIND_CALLS = [

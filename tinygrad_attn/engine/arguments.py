@@ -405,19 +405,24 @@ def _int_varargs(fn: Callable) -> tuple[int, str] | None:
     return None
 
 
-def free_function(fn: Callable, name: str) -> Callable:
+def free_function(fn: Callable, name: str, like: Callable | None = None) -> Callable:
     """The free function of a method that takes its sizes one by one (``x.tile(2, 1)``, ``x.hsplit(1, 2)``,
     ``x.reshape(2, 3)``): PyTorch's parser takes a list of ints as varargs only where it is the first
     argument, which it is of the method (after ``self``) and not of the free function (after ``input``),
-    so ``torch.tile(x, 2, 1)`` is its ``TypeError``. ``fn`` itself for a function without such sizes."""
+    so ``torch.tile(x, 2, 1)`` is its ``TypeError``. ``fn`` itself for a function without such sizes.
+    ``like``: the function whose parameters ``fn`` takes (the free in-place twin ``torch.addmv_`` of ``addmv``)."""
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = list(inspect.signature(like or fn).parameters.values())
     except (TypeError, ValueError):
         return fn
     at = next((i for i, p in enumerate(params) if p.kind == p.VAR_POSITIONAL), None)
     if at is None or at == 0:
         return fn
     p = params[at]
+    if p.name == "scalars_first":
+        return _numbers_not_second(fn, name, inplace=like is not None)
+    if like is not None:  # (a free in-place twin takes its sizes as the method's twin does)
+        return fn
     if p.name not in _INT_VARARGS and p.annotation not in ("int", int):
         return fn
     limit = max(at, 2)  # (the input, then the sizes as one list or the parameters before them)
@@ -434,6 +439,26 @@ def free_function(fn: Callable, name: str) -> Callable:
             )
         if strict and len(args) == 2 and _is_int(args[1]) and not isinstance(args[1], _function.Tensor):
             refuse(name, said, 2, "ints!", args[1])
+        return fn(*args, **kwargs)
+
+    return free
+
+
+def _numbers_not_second(fn: Callable, name: str, inplace: bool = False) -> Callable:
+    """The free function of a method that takes PyTorch's deprecated numbers first (``x.addmm(beta, mat1,
+    mat2)``, its varargs named ``scalars_first``): the free function takes them before the input
+    (``torch.addmm(beta, x, mat1, mat2)``), so a number after the input is PyTorch's ``TypeError``. A free
+    in-place twin (``torch.addmv_(beta, x, mat, vec)``) is the method's, called on that input."""
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > 3 and isinstance(args[0], _function.Tensor) and not isinstance(args[1], _function.Tensor):
+            kinds = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected "
+                            f"(Tensor input, Tensor, Tensor, *, Number beta = 1, Number alpha = 1), or "
+                            f"(Number beta, Tensor input, [Number alpha,] Tensor, Tensor)")  # fmt: skip
+        if inplace and len(args) > 3 and isinstance(args[1], _function.Tensor):
+            args = (args[1], args[0], *args[2:])  # (the twin writes into the input: the method's form)
         return fn(*args, **kwargs)
 
     return free

@@ -211,8 +211,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 if d.inplace_dtypes is not None:
                     twin = _checked_past_0d(accepts(d.inplace_dtypes, name=n + "_")(twin), n)
                 setattr(cls, n + "_", twin)
-            if d.inplace_function:
-                namespace[n + "_"] = getattr(cls, n + "_")
+            if d.inplace_function:  # (the method's deprecated numbers first are not the free function's)
+                namespace[n + "_"] = free_function(getattr(cls, n + "_"), n + "_", like=d.fn)
                 exported.append(n + "_")
     return exported
 
