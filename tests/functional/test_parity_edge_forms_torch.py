@@ -252,3 +252,33 @@ def test_repeat_interleave_and_histogram_refuse_floats(repeats):
     _same_outcome(call)
     _same_outcome(lambda lib: lib.histogram(lib.arange(6.0), 2.5 if repeats == 1.5 else 3))
     _same_outcome(lambda lib: lib.norm_except_dim(lib.ones(2, 3), 1.5 if repeats == 1.5 else 2))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 3), (1, 3, 1), (1, 4), (1, 4, 2), (2, 4), (3, 4, 1)])
+@pytest.mark.parametrize("groups", [0, 1, 2, 3, 4, 5, -1])
+@pytest.mark.parametrize("free", [False, True])
+def test_group_norm_checks_the_batch_in_f_only_before_the_groups(shape, groups, free):
+    """``F.group_norm`` counts the values per group as ``N * C // num_groups`` times the positions first (0
+    groups: its ``ZeroDivisionError``; one value: its ``ValueError``); ``torch.group_norm`` has no such check
+    and refuses ``num_groups < 1`` with a ``RuntimeError``: classes, values and gradients as PyTorch's."""
+    a = np.random.default_rng(4).standard_normal(shape)
+    ours, theirs = _both_free(groups, a) if free else _both(lambda F, x: F.group_norm(x, groups), a)
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, type(theirs)), f"PyTorch raises {type(theirs).__name__}: {theirs}; ours {ours!r}"
+    _same(ours, theirs)
+
+
+def _both_free(groups, a):
+    """:func:`_both` of ``torch.group_norm(x, groups)``, each library's own."""
+    found = []
+    for lib in (tga, torch):
+        x = lib.tensor(a.copy(), requires_grad=True)
+        try:
+            y = lib.group_norm(x, groups)
+        except Exception as e:  # noqa: BLE001 - compared by the caller
+            found.append(e)
+            continue
+        w = lib.tensor(np.linspace(0.5, 1.5, max(y.numel(), 1)).reshape(tuple(y.shape)))
+        (y * w).sum().backward()
+        found.append((y.detach().numpy(), [x.grad.numpy()]))
+    return found
