@@ -12,7 +12,8 @@ or from older code:
 - PyTorch's deprecated forms that still run (``x.addcmul(2, a, b)``: the value first);
 - shapes given to ``broadcast_shapes`` as ``None``, ints, tensors, floats or negative sizes;
 - ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data;
-- an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``);
+- an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``),
+  read before the dtype (``torch.std(int_tensor, t)`` is a ``TypeError``);
 - an input with fewer axes than a pool reads (PyTorch's ``IndexError``).
 """
 
@@ -85,7 +86,8 @@ KIND_CALLS = [
     "x.split({v})", "x.tensor_split({v})", "x.repeat_interleave({v}, dim=0)", "torch.histogram(x, {v})",
     "torch.nn.functional.pad(x, {v})", "torch.nn.functional.layer_norm(x, {v})", "torch.roll(x, {v}, 0)",
     "torch.constant_pad_nd(x, {v})", "torch.permute_copy(x, {v})", "torch.expand_copy(x, {v})",
-    "x.tile(1, {v})", "x.hsplit(1, {v})",
+    "x.tile(1, {v})", "x.hsplit(1, {v})", "x.var({v})", "torch.std_mean(x, {v})", "torch.std(x.long(), {v})",
+    "torch.nuclear_norm(x, {v})",
 ]  # fmt: skip
 #: inputs with fewer axes than the op reads, and with as many
 POOLS = [

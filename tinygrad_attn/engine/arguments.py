@@ -61,6 +61,9 @@ _KINDS: dict[str, tuple[str, bool]] = {
     # tensor or an int[]: tensor_split's indices_or_sections)
     "Tensor | int": ("int|Tensor", False),
     "Tensor | Sequence[int]": ("ints|Tensor", False),
+    # (the dims of var/std or a flag in their place: PyTorch's var(unbiased) and nuclear_norm(keepdim) overloads)
+    "int | Sequence[int] | bool": ("dim|bool", False),
+    "int | Sequence[int] | bool | None": ("dim|bool", True),
 }
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
@@ -223,6 +226,7 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor": _is_tensor_operand,
     "Tensor!": _is_tensor,
     "dim": _is_dim,
+    "dim|bool": lambda v: isinstance(v, (bool, np.bool_)) or _is_dim(v),
     "ints": _is_ints,
     "ints!": _is_int_list,
     "int|Tensor": lambda v: _is_int(v) or isinstance(v, _function.Tensor),
@@ -234,11 +238,11 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
+    "dim|bool": "int", "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
+    "dim": "tuple of ints", "dim|bool": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
     "ints|Tensor": "Tensor or tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
     "dtype": "torch.dtype",
 }  # fmt: skip
@@ -339,7 +343,7 @@ def _settle(op: str, args: tuple, kwargs: dict, param: str, position: int | None
     integer where an int goes made a Python int (as PyTorch reads it); or PyTorch's error."""
     if not _TESTS[kind](v):
         refuse(op, param, position, kind, v)
-    read = _as_number(v) if kind in ("int", "dim", "float") else _as_numbers(v) if kind == "ints" else v
+    read = _as_number(v) if kind in ("int", "dim", "dim|bool", "float") else _as_numbers(v) if kind == "ints" else v
     if read is not v:
         v = read
         if position is not None and position < len(args):
