@@ -13,6 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from differential import builtin_class  # noqa: E402
+
 import tinygrad_attn as tga  # noqa: E402
 
 
@@ -282,3 +284,35 @@ def _both_free(groups, a):
         (y * w).sum().backward()
         found.append((y.detach().numpy(), [x.grad.numpy()]))
     return found
+
+
+LOSS_ORDER_CALLS = [
+    "F.binary_cross_entropy(x, t)", "F.binary_cross_entropy_with_logits(x, t)", "F.nll_loss(x, t.long())",
+    "torch.binary_cross_entropy_with_logits(x, t)", "F.cross_entropy(x, t.long())",
+]  # fmt: skip
+
+
+#: (torch.binary_cross_entropy_with_logits broadcasts a float target, which ours refuses: its integer inputs only)
+LOSS_ORDER_CASES = [
+    (call, dtype) for call in LOSS_ORDER_CALLS for dtype in ("int64", "float64") if dtype == "int64" or call[0] == "F"
+]
+
+
+@pytest.mark.parametrize(("call", "dtype"), LOSS_ORDER_CASES)
+@pytest.mark.parametrize("shapes", [((1, 3), (2, 3)), ((2, 3), (2, 3)), ((2, 3), (2,))])
+def test_a_loss_compares_the_sizes_before_the_dtype_as_pytorch(call, dtype, shapes):
+    """``F``'s losses compare the sizes in Python (``ValueError``) before the kernel refuses an integer
+    input; ``torch.binary_cross_entropy_with_logits`` is the kernel alone, its dtype check first."""
+    found = []
+    for lib in (torch, tga):
+        x = lib.zeros(shapes[0], dtype=getattr(lib, dtype))
+        t = lib.zeros(shapes[1], dtype=lib.float64)
+        try:
+            eval(call, {"F": lib.nn.functional, "torch": lib, "x": x, "t": t})  # noqa: S307 - the table above
+            found.append(None)
+        except Exception as e:  # noqa: BLE001 - compared below
+            found.append(type(e))
+    theirs, ours = found
+    assert (theirs is None) == (ours is None), f"PyTorch {theirs}, ours {ours}"
+    if theirs is not None:
+        assert issubclass(ours, builtin_class(theirs)), f"PyTorch {theirs.__name__}, ours {ours.__name__}"
