@@ -123,6 +123,8 @@ ONE_CALL_ERRORS = [
     lambda F, x: F.cross_entropy(x, 1),
     lambda F, x: F.nll_loss(x, None),
     lambda F, x: F.poisson_nll_loss(x, 2),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.sigmoid(), pos_weight=2.0),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.sigmoid(), None, True),
 ]
 
 

@@ -1090,8 +1090,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     _same_shape(op, input, target)
     if integer:  # (PyTorch's kernel writes 1 - target into the target's dtype)
         raise cast_error(op, input.dtype, target)
-    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes)
-        refuse(op, "weight", 2, "Tensor!", weight)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads them after the sizes)
+        refuse(op, "weight", 3, "Tensor!", weight)
+    if isinstance(pos_weight, (numbers.Number, np.generic, str, bytes)):  # (an array or a list is this library's
+        refuse(op, "pos_weight", 4, "Tensor!", pos_weight)  # convenience, as a class weight is; a number is no tensor)
     not_differentiable(op, weight=weight, pos_weight=pos_weight)
     sp = _softplus_stable(-input)
     if pos_weight is not None:
