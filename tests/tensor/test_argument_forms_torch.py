@@ -42,7 +42,7 @@ DTYPE_CALLS = [
     "x.to(dtype={d})", "x.sum(dtype={d})", "x.cumsum(0, dtype={d})", "torch.empty(2, dtype={d}).shape",
 ]  # fmt: skip
 #: free functions whose method takes its list of ints one by one, and what a user passes as that list
-LIST_CALLS = ["reshape", "tile", "flip", "permute", "hsplit", "vsplit", "tensor_split"]
+LIST_CALLS = ["reshape", "tile", "flip", "permute", "hsplit", "vsplit", "tensor_split", "squeeze", "count_nonzero"]
 LISTS = ["0", "-1", "1, 0", "(1, 0)", "[0]", "()", "(2, 3)", "3, 2", "(3, 2)", "2"]
 #: parameters that may be left out but are never None, each given None, left out and given a value
 NONE_CALLS = [
