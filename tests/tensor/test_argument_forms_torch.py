@@ -89,6 +89,9 @@ KIND_CALLS = [
     "x.tile(1, {v})", "x.hsplit(1, {v})", "x.var({v})", "torch.std_mean(x, {v})", "torch.std(x.long(), {v})",
     "torch.nuclear_norm(x, {v})",
 ]  # fmt: skip
+#: sizes that are no list of ints (PyTorch's int[] without a length takes no lone int)
+UNFLATTEN_CALLS = [f"{call}({v})" for call in ("x.unflatten(1, ", "torch.unflatten(x, 1, ")
+                   for v in ("3", "-1", "1.5", "(3, 1)", "[1, 3]", "(-1,)", "torch.tensor(3)", "torch.Size([3])")]  # fmt: skip
 #: inputs with fewer axes than the op reads, and with as many
 POOLS = [
     f"torch.nn.functional.{f}(torch.zeros({shape}), 1)"
@@ -109,7 +112,7 @@ def _programs() -> list[str]:
     out = [c.format(d=d) for c, d in itertools.product(DTYPE_CALLS, DTYPES)]
     out += [f"torch.{f}(x, {v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
     out += [f"x.{f}({v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
-    out += NONE_CALLS + DEPRECATED + POOLS
+    out += NONE_CALLS + DEPRECATED + POOLS + UNFLATTEN_CALLS
     out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]
@@ -202,3 +205,9 @@ def test_a_sample_of_the_forms_is_met_as_in_torch():
 def test_an_argument_form_is_met_as_in_torch(code):
     found = _agree(code)
     assert found is None, f"{code}: {found}"
+
+
+@pytest.mark.parametrize("sizes", [3, 6, np.int64(2)])
+def test_unflatten_refuses_a_lone_int_by_naming_its_sizes(sizes):
+    with pytest.raises(TypeError, match=r"unflatten\(\): argument 'sizes'"):
+        tga.zeros(6, 2).unflatten(0, sizes)
