@@ -465,6 +465,7 @@ def _numbers_not_second(fn: Callable, name: str, inplace: bool = False) -> Calla
             args = (args[1], args[0], *args[2:])  # (the twin writes into the input: the method's form)
         return fn(*args, **kwargs)
 
+    free.checks_input_of = fn  # (the one function behind it, for declare.one_function)
     return free
 
 
