@@ -89,6 +89,13 @@ KIND_CALLS = [
     "x.tile(1, {v})", "x.hsplit(1, {v})", "x.var({v})", "torch.std_mean(x, {v})", "torch.std(x.long(), {v})",
     "torch.nuclear_norm(x, {v})",
 ]  # fmt: skip
+#: ``nn.functional``'s ``inplace`` flag, which the ``torch.`` spellings of the same names do not take
+INPLACE_FLAG_CALLS = [
+    f"{lib}.{call}" for lib in ("torch", "torch.nn.functional")
+    for call in ("celu(x, 0.5, True)", "celu(x, inplace=True)", "celu(x, 0.5)", "threshold(x, 1.0, 0.0, True)",
+                 "threshold(x, 1.0, 0.0, inplace=False)", "threshold(x, 1.0, 0.0)", "rrelu(x, inplace=True)",
+                 "rrelu(x, 0.1, 0.3, False, False)", "rrelu(x, 0.1, 0.3, False)")
+]  # fmt: skip
 #: sizes that are no list of ints (PyTorch's int[] without a length takes no lone int)
 UNFLATTEN_CALLS = [f"{call}({v})" for call in ("x.unflatten(1, ", "torch.unflatten(x, 1, ")
                    for v in ("3", "-1", "1.5", "(3, 1)", "[1, 3]", "(-1,)", "torch.tensor(3)", "torch.Size([3])")]  # fmt: skip
@@ -112,7 +119,7 @@ def _programs() -> list[str]:
     out = [c.format(d=d) for c, d in itertools.product(DTYPE_CALLS, DTYPES)]
     out += [f"torch.{f}(x, {v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
     out += [f"x.{f}({v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
-    out += NONE_CALLS + DEPRECATED + POOLS + UNFLATTEN_CALLS
+    out += NONE_CALLS + DEPRECATED + POOLS + UNFLATTEN_CALLS + INPLACE_FLAG_CALLS
     out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]

@@ -448,6 +448,31 @@ def free_function(fn: Callable, name: str, like: Callable | None = None) -> Call
     return free
 
 
+def without_inplace(fn: Callable, name: str) -> Callable:
+    """The free function ``torch.<name>`` of an ``nn.functional`` function that takes ``inplace`` (``celu
+    threshold rrelu``): PyTorch's ``torch.celu`` has no such parameter, so ``torch.celu(x, 1.0, True)`` and
+    ``torch.celu(x, inplace=True)`` are its ``TypeError`` (``F.celu`` and ``torch.celu_`` write in place).
+    ``fn`` itself for a function without ``inplace``."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return fn
+    if "inplace" not in params:
+        return fn
+    at = params.index("inplace")
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > at:
+            raise TypeError(f"{name}() takes from 1 to {at} positional arguments but {len(args)} were given")
+        if "inplace" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'inplace' (F.{name} takes it)")
+        return fn(*args, **kwargs)
+
+    free.checks_input_of = getattr(fn, "checks_input_of", fn)  # (the one function behind it: declare.one_function)
+    return free
+
+
 def _numbers_not_second(fn: Callable, name: str, inplace: bool = False) -> Callable:
     """The free function of a method that takes PyTorch's deprecated numbers first (``x.addmm(beta, mat1,
     mat2)``, its varargs named ``scalars_first``): the free function takes them before the input
@@ -465,7 +490,7 @@ def _numbers_not_second(fn: Callable, name: str, inplace: bool = False) -> Calla
             args = (args[1], args[0], *args[2:])  # (the twin writes into the input: the method's form)
         return fn(*args, **kwargs)
 
-    free.checks_input_of = fn  # (the one function behind it, for declare.one_function)
+    free.checks_input_of = getattr(fn, "checks_input_of", fn)  # (the one function behind it: declare.one_function)
     return free
 
 
