@@ -13,6 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from differential import builtin_class  # noqa: E402
+
 import tinygrad_attn as tga  # noqa: E402
 
 
@@ -121,6 +123,8 @@ ONE_CALL_ERRORS = [
     lambda F, x: F.cross_entropy(x, 1),
     lambda F, x: F.nll_loss(x, None),
     lambda F, x: F.poisson_nll_loss(x, 2),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.sigmoid(), pos_weight=2.0),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.sigmoid(), None, True),
 ]
 
 
@@ -252,3 +256,65 @@ def test_repeat_interleave_and_histogram_refuse_floats(repeats):
     _same_outcome(call)
     _same_outcome(lambda lib: lib.histogram(lib.arange(6.0), 2.5 if repeats == 1.5 else 3))
     _same_outcome(lambda lib: lib.norm_except_dim(lib.ones(2, 3), 1.5 if repeats == 1.5 else 2))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 3), (1, 3, 1), (1, 4), (1, 4, 2), (2, 4), (3, 4, 1)])
+@pytest.mark.parametrize("groups", [0, 1, 2, 3, 4, 5, -1])
+@pytest.mark.parametrize("free", [False, True])
+def test_group_norm_checks_the_batch_in_f_only_before_the_groups(shape, groups, free):
+    """``F.group_norm`` counts the values per group as ``N * C // num_groups`` times the positions first (0
+    groups: its ``ZeroDivisionError``; one value: its ``ValueError``); ``torch.group_norm`` has no such check
+    and refuses ``num_groups < 1`` with a ``RuntimeError``: classes, values and gradients as PyTorch's."""
+    a = np.random.default_rng(4).standard_normal(shape)
+    ours, theirs = _both_free(groups, a) if free else _both(lambda F, x: F.group_norm(x, groups), a)
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, type(theirs)), f"PyTorch raises {type(theirs).__name__}: {theirs}; ours {ours!r}"
+    _same(ours, theirs)
+
+
+def _both_free(groups, a):
+    """:func:`_both` of ``torch.group_norm(x, groups)``, each library's own."""
+    found = []
+    for lib in (tga, torch):
+        x = lib.tensor(a.copy(), requires_grad=True)
+        try:
+            y = lib.group_norm(x, groups)
+        except Exception as e:  # noqa: BLE001 - compared by the caller
+            found.append(e)
+            continue
+        w = lib.tensor(np.linspace(0.5, 1.5, max(y.numel(), 1)).reshape(tuple(y.shape)))
+        (y * w).sum().backward()
+        found.append((y.detach().numpy(), [x.grad.numpy()]))
+    return found
+
+
+LOSS_ORDER_CALLS = [
+    "F.binary_cross_entropy(x, t)", "F.binary_cross_entropy_with_logits(x, t)", "F.nll_loss(x, t.long())",
+    "torch.binary_cross_entropy_with_logits(x, t)", "F.cross_entropy(x, t.long())",
+]  # fmt: skip
+
+
+#: (torch.binary_cross_entropy_with_logits broadcasts a float target, which ours refuses: its integer inputs only)
+LOSS_ORDER_CASES = [
+    (call, dtype) for call in LOSS_ORDER_CALLS for dtype in ("int64", "float64") if dtype == "int64" or call[0] == "F"
+]
+
+
+@pytest.mark.parametrize(("call", "dtype"), LOSS_ORDER_CASES)
+@pytest.mark.parametrize("shapes", [((1, 3), (2, 3)), ((2, 3), (2, 3)), ((2, 3), (2,))])
+def test_a_loss_compares_the_sizes_before_the_dtype_as_pytorch(call, dtype, shapes):
+    """``F``'s losses compare the sizes in Python (``ValueError``) before the kernel refuses an integer
+    input; ``torch.binary_cross_entropy_with_logits`` is the kernel alone, its dtype check first."""
+    found = []
+    for lib in (torch, tga):
+        x = lib.zeros(shapes[0], dtype=getattr(lib, dtype))
+        t = lib.zeros(shapes[1], dtype=lib.float64)
+        try:
+            eval(call, {"F": lib.nn.functional, "torch": lib, "x": x, "t": t})  # noqa: S307 - the table above
+            found.append(None)
+        except Exception as e:  # noqa: BLE001 - compared below
+            found.append(type(e))
+    theirs, ours = found
+    assert (theirs is None) == (ours is None), f"PyTorch {theirs}, ours {ours}"
+    if theirs is not None:
+        assert issubclass(ours, builtin_class(theirs)), f"PyTorch {theirs.__name__}, ours {ours.__name__}"

@@ -12,7 +12,8 @@ or from older code:
 - PyTorch's deprecated forms that still run (``x.addcmul(2, a, b)``: the value first);
 - shapes given to ``broadcast_shapes`` as ``None``, ints, tensors, floats or negative sizes;
 - ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data;
-- an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``);
+- an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``),
+  read before the dtype (``torch.std(int_tensor, t)`` is a ``TypeError``);
 - an input with fewer axes than a pool reads (PyTorch's ``IndexError``).
 """
 
@@ -41,7 +42,7 @@ DTYPE_CALLS = [
     "x.to(dtype={d})", "x.sum(dtype={d})", "x.cumsum(0, dtype={d})", "torch.empty(2, dtype={d}).shape",
 ]  # fmt: skip
 #: free functions whose method takes its list of ints one by one, and what a user passes as that list
-LIST_CALLS = ["reshape", "tile", "flip", "permute", "hsplit", "vsplit", "tensor_split"]
+LIST_CALLS = ["reshape", "tile", "flip", "permute", "hsplit", "vsplit", "tensor_split", "squeeze", "count_nonzero"]
 LISTS = ["0", "-1", "1, 0", "(1, 0)", "[0]", "()", "(2, 3)", "3, 2", "(3, 2)", "2"]
 #: parameters that may be left out but are never None, each given None, left out and given a value
 NONE_CALLS = [
@@ -62,14 +63,42 @@ DEPRECATED = [
         "x.{op}(x, 2, x)", "x.{op}(torch.tensor(2.0), x, x + 1)", "x.{op}(None, x, x + 1)", "x.{op}(2, x, x, x)",
     )
 ]  # fmt: skip
+#: PyTorch's deprecated beta-first forms (``x.addmm(beta, [alpha,] a, b)``, ``torch.addmm(beta, x, [alpha,] a, b)``),
+#: by op and its input, first and second tensor, and the mistakes beside them
+BETA_FIRST_OPERANDS = {
+    "addmm": ("(x @ x.T)", "x", "x.T"), "addmv": ("x[:, 0]", "x", "x[0]"), "addr": ("x", "x[:, 0]", "x[0]"),
+    "addbmm": ("(x @ x.T)", "x[None]", "x.T[None]"), "baddbmm": ("(x @ x.T)[None]", "x[None]", "x.T[None]"),
+}  # fmt: skip
+DEPRECATED += [
+    call.format(op=op, i=i, a=a, b=b)
+    for op, (i, a, b) in BETA_FIRST_OPERANDS.items()
+    for call in (
+        "{i}.{op}(2, {a}, {b})", "{i}.{op}(2, 3, {a}, {b})", "{i}.clone().{op}_(0.5, {a}, {b})",
+        "torch.{op}(2, {i}, {a}, {b})", "torch.{op}(2, {i}, 3, {a}, {b})", "torch.{op}({i}, 2, {a}, {b})",
+        "torch.{op}({i}, {a}, {b}, beta=2)", "{i}.{op}({a}, 2)", "{i}.{op}(2, {a}, {b}, beta=3)",
+        "{i}.{op}(torch.tensor(2.0), {a}, {b})", "{i}.{op}(None, {a}, {b})", "{i}.{op}(2, {a})",
+        "{i}.{op}(2, {a}, {b}, {b})", "torch.{op}(2, 3, {i}, {a}, {b})",
+    )
+] + ["torch.addmv_(x[:, 0].clone(), 2, x, x[0])", "torch.addmv_(2, x[:, 0].clone(), x, x[0])"]  # fmt: skip
 #: parameters of an int, an int list or a tensor (PyTorch's overloads), given each kind and the wrong ones
 KINDS = ["2", "-1", "[1, 1]", "(1, 2)", "'a'", "1.5", "torch.tensor(1)", "torch.tensor([1, 1])", "torch.tensor(2.5)", X]
 KIND_CALLS = [
     "x.split({v})", "x.tensor_split({v})", "x.repeat_interleave({v}, dim=0)", "torch.histogram(x, {v})",
     "torch.nn.functional.pad(x, {v})", "torch.nn.functional.layer_norm(x, {v})", "torch.roll(x, {v}, 0)",
     "torch.constant_pad_nd(x, {v})", "torch.permute_copy(x, {v})", "torch.expand_copy(x, {v})",
-    "x.tile(1, {v})", "x.hsplit(1, {v})",
+    "x.tile(1, {v})", "x.hsplit(1, {v})", "x.var({v})", "torch.std_mean(x, {v})", "torch.std(x.long(), {v})",
+    "torch.nuclear_norm(x, {v})",
 ]  # fmt: skip
+#: ``nn.functional``'s ``inplace`` flag, which the ``torch.`` spellings of the same names do not take
+INPLACE_FLAG_CALLS = [
+    f"{lib}.{call}" for lib in ("torch", "torch.nn.functional")
+    for call in ("celu(x, 0.5, True)", "celu(x, inplace=True)", "celu(x, 0.5)", "threshold(x, 1.0, 0.0, True)",
+                 "threshold(x, 1.0, 0.0, inplace=False)", "threshold(x, 1.0, 0.0)", "rrelu(x, inplace=True)",
+                 "rrelu(x, 0.1, 0.3, False, False)", "rrelu(x, 0.1, 0.3, False)")
+]  # fmt: skip
+#: sizes that are no list of ints (PyTorch's int[] without a length takes no lone int)
+UNFLATTEN_CALLS = [f"{call}({v})" for call in ("x.unflatten(1, ", "torch.unflatten(x, 1, ")
+                   for v in ("3", "-1", "1.5", "(3, 1)", "[1, 3]", "(-1,)", "torch.tensor(3)", "torch.Size([3])")]  # fmt: skip
 #: inputs with fewer axes than the op reads, and with as many
 POOLS = [
     f"torch.nn.functional.{f}(torch.zeros({shape}), 1)"
@@ -90,7 +119,7 @@ def _programs() -> list[str]:
     out = [c.format(d=d) for c, d in itertools.product(DTYPE_CALLS, DTYPES)]
     out += [f"torch.{f}(x, {v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
     out += [f"x.{f}({v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
-    out += NONE_CALLS + DEPRECATED + POOLS
+    out += NONE_CALLS + DEPRECATED + POOLS + UNFLATTEN_CALLS + INPLACE_FLAG_CALLS
     out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]
@@ -183,3 +212,9 @@ def test_a_sample_of_the_forms_is_met_as_in_torch():
 def test_an_argument_form_is_met_as_in_torch(code):
     found = _agree(code)
     assert found is None, f"{code}: {found}"
+
+
+@pytest.mark.parametrize("sizes", [3, 6, np.int64(2)])
+def test_unflatten_refuses_a_lone_int_by_naming_its_sizes(sizes):
+    with pytest.raises(TypeError, match=r"unflatten\(\): argument 'sizes'"):
+        tga.zeros(6, 2).unflatten(0, sizes)

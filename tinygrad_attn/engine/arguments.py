@@ -61,6 +61,9 @@ _KINDS: dict[str, tuple[str, bool]] = {
     # tensor or an int[]: tensor_split's indices_or_sections)
     "Tensor | int": ("int|Tensor", False),
     "Tensor | Sequence[int]": ("ints|Tensor", False),
+    # (the dims of var/std or a flag in their place: PyTorch's var(unbiased) and nuclear_norm(keepdim) overloads)
+    "int | Sequence[int] | bool": ("dim|bool", False),
+    "int | Sequence[int] | bool | None": ("dim|bool", True),
 }
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
@@ -223,6 +226,7 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor": _is_tensor_operand,
     "Tensor!": _is_tensor,
     "dim": _is_dim,
+    "dim|bool": lambda v: isinstance(v, (bool, np.bool_)) or _is_dim(v),
     "ints": _is_ints,
     "ints!": _is_int_list,
     "int|Tensor": lambda v: _is_int(v) or isinstance(v, _function.Tensor),
@@ -234,11 +238,11 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
+    "dim|bool": "int", "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
+    "dim": "tuple of ints", "dim|bool": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
     "ints|Tensor": "Tensor or tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
     "dtype": "torch.dtype",
 }  # fmt: skip
@@ -339,7 +343,7 @@ def _settle(op: str, args: tuple, kwargs: dict, param: str, position: int | None
     integer where an int goes made a Python int (as PyTorch reads it); or PyTorch's error."""
     if not _TESTS[kind](v):
         refuse(op, param, position, kind, v)
-    read = _as_number(v) if kind in ("int", "dim", "float") else _as_numbers(v) if kind == "ints" else v
+    read = _as_number(v) if kind in ("int", "dim", "dim|bool", "float") else _as_numbers(v) if kind == "ints" else v
     if read is not v:
         v = read
         if position is not None and position < len(args):
@@ -405,19 +409,24 @@ def _int_varargs(fn: Callable) -> tuple[int, str] | None:
     return None
 
 
-def free_function(fn: Callable, name: str) -> Callable:
+def free_function(fn: Callable, name: str, like: Callable | None = None) -> Callable:
     """The free function of a method that takes its sizes one by one (``x.tile(2, 1)``, ``x.hsplit(1, 2)``,
     ``x.reshape(2, 3)``): PyTorch's parser takes a list of ints as varargs only where it is the first
     argument, which it is of the method (after ``self``) and not of the free function (after ``input``),
-    so ``torch.tile(x, 2, 1)`` is its ``TypeError``. ``fn`` itself for a function without such sizes."""
+    so ``torch.tile(x, 2, 1)`` is its ``TypeError``. ``fn`` itself for a function without such sizes.
+    ``like``: the function whose parameters ``fn`` takes (the free in-place twin ``torch.addmv_`` of ``addmv``)."""
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = list(inspect.signature(like or fn).parameters.values())
     except (TypeError, ValueError):
         return fn
     at = next((i for i, p in enumerate(params) if p.kind == p.VAR_POSITIONAL), None)
     if at is None or at == 0:
         return fn
     p = params[at]
+    if p.name == "scalars_first":
+        return _numbers_not_second(fn, name, inplace=like is not None)
+    if like is not None:  # (a free in-place twin takes its sizes as the method's twin does)
+        return fn
     if p.name not in _INT_VARARGS and p.annotation not in ("int", int):
         return fn
     limit = max(at, 2)  # (the input, then the sizes as one list or the parameters before them)
@@ -436,6 +445,52 @@ def free_function(fn: Callable, name: str) -> Callable:
             refuse(name, said, 2, "ints!", args[1])
         return fn(*args, **kwargs)
 
+    return free
+
+
+def without_inplace(fn: Callable, name: str) -> Callable:
+    """The free function ``torch.<name>`` of an ``nn.functional`` function that takes ``inplace`` (``celu
+    threshold rrelu``): PyTorch's ``torch.celu`` has no such parameter, so ``torch.celu(x, 1.0, True)`` and
+    ``torch.celu(x, inplace=True)`` are its ``TypeError`` (``F.celu`` and ``torch.celu_`` write in place).
+    ``fn`` itself for a function without ``inplace``."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return fn
+    if "inplace" not in params:
+        return fn
+    at = params.index("inplace")
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > at:
+            raise TypeError(f"{name}() takes from 1 to {at} positional arguments but {len(args)} were given")
+        if "inplace" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'inplace' (F.{name} takes it)")
+        return fn(*args, **kwargs)
+
+    free.checks_input_of = getattr(fn, "checks_input_of", fn)  # (the one function behind it: declare.one_function)
+    return free
+
+
+def _numbers_not_second(fn: Callable, name: str, inplace: bool = False) -> Callable:
+    """The free function of a method that takes PyTorch's deprecated numbers first (``x.addmm(beta, mat1,
+    mat2)``, its varargs named ``scalars_first``): the free function takes them before the input
+    (``torch.addmm(beta, x, mat1, mat2)``), so a number after the input is PyTorch's ``TypeError``. A free
+    in-place twin (``torch.addmv_(beta, x, mat, vec)``) is the method's, called on that input."""
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > 3 and isinstance(args[0], _function.Tensor) and not isinstance(args[1], _function.Tensor):
+            kinds = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({kinds}), but expected "
+                            f"(Tensor input, Tensor, Tensor, *, Number beta = 1, Number alpha = 1), or "
+                            f"(Number beta, Tensor input, [Number alpha,] Tensor, Tensor)")  # fmt: skip
+        if inplace and len(args) > 3 and isinstance(args[1], _function.Tensor):
+            args = (args[1], args[0], *args[2:])  # (the twin writes into the input: the method's form)
+        return fn(*args, **kwargs)
+
+    free.checks_input_of = getattr(fn, "checks_input_of", fn)  # (the one function behind it: declare.one_function)
     return free
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .arguments import free_function, typed
+from .arguments import free_function, typed, without_inplace
 from .real_only import REAL_ONLY, refusing_complex
 
 
@@ -195,6 +195,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 namespace[n] = checked.get(id(d), fn)
                 if d.method and not d.static:  # (the method's sizes one by one are not the free function's)
                     namespace[n] = free_function(namespace[n], n)
+                if d.functional:  # (F's inplace flag is not torch.<name>'s)
+                    namespace[n] = without_inplace(namespace[n], n)
                 exported.append(n)
             if d.method and cls.__dict__.get(n) is not (m := methods[id(d)]):
                 setattr(cls, n, staticmethod(m) if d.static else m)
@@ -211,8 +213,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 if d.inplace_dtypes is not None:
                     twin = _checked_past_0d(accepts(d.inplace_dtypes, name=n + "_")(twin), n)
                 setattr(cls, n + "_", twin)
-            if d.inplace_function:
-                namespace[n + "_"] = getattr(cls, n + "_")
+            if d.inplace_function:  # (the method's deprecated numbers first are not the free function's)
+                namespace[n + "_"] = free_function(getattr(cls, n + "_"), n + "_", like=d.fn)
                 exported.append(n + "_")
     return exported
 

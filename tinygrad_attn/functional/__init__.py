@@ -665,9 +665,9 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     """
     op = "nll_loss"
     _array_target(op, target)
-    _float(input, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
+    _float(input, op)  # (after the sizes, as PyTorch's kernel checks them first)
     if probs:
         raise OperandDtypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
     not_differentiable(_nll_kernel(input), weight=weight)
@@ -1026,9 +1026,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     op = "binary_cross_entropy"
     _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
-    _float(input, op)
     if isinstance(target, Tensor):  # (PyTorch's Python compares the sizes first, then its kernel the dtypes)
         _same_shape(op, input, target)
+    _float(input, op)
     if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes, before the dtypes)
         refuse(op, "weight", 2, "Tensor!", weight)
     if isinstance(target, Tensor) and target.dtype != input.dtype:  # (PyTorch's kernel takes one dtype)
@@ -1080,6 +1080,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     op = "binary_cross_entropy_with_logits"
     _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
+    if isinstance(target, Tensor):  # (PyTorch's Python compares the sizes first, then its kernel the dtypes)
+        _same_shape(op, input, target)
     _float(input, op)
     if isinstance(target, Tensor) and target.dtype.kind == "f" and target.dtype != input.dtype:
         input = input.astype(target.dtype)  # noqa: A001 - (PyTorch's computes in the target's dtype)
@@ -1088,8 +1090,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     _same_shape(op, input, target)
     if integer:  # (PyTorch's kernel writes 1 - target into the target's dtype)
         raise cast_error(op, input.dtype, target)
-    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes)
-        refuse(op, "weight", 2, "Tensor!", weight)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads them after the sizes)
+        refuse(op, "weight", 3, "Tensor!", weight)
+    if isinstance(pos_weight, (numbers.Number, np.generic, str, bytes)):  # (an array or a list is this library's
+        refuse(op, "pos_weight", 4, "Tensor!", pos_weight)  # convenience, as a class weight is; a number is no tensor)
     not_differentiable(op, weight=weight, pos_weight=pos_weight)
     sp = _softplus_stable(-input)
     if pos_weight is not None:

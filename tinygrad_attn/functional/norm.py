@@ -35,7 +35,6 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
 
 
 @public(function=False, functional=True)
-@composite("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:  # fmt: skip
     """Normalise ``input (N, C, *)`` over each group of ``C / num_groups`` channels and all
@@ -43,19 +42,37 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     channel: PyTorch's ``F.group_norm``."""
     op = "group_norm"
     x = _F.tensor_arg(input, op)
-    _F._float(x, op)
     if x.ndim < 2:
         raise RuntimeError(f"{op}: expected at least 2 dimensions for input tensor but received {x.ndim}")
     n, c = x.shape[:2]
-    if num_groups < 1 or c % num_groups:
+    # F's check of the batch, before torch.group_norm's of the groups and the dtype: the values per
+    # group counted as PyTorch's (N * C // num_groups) * positions, a division by 0 groups its ZeroDivisionError
+    if num_groups == 0:
+        raise ZeroDivisionError(f"{op}: num_groups must not be 0 (the {c} channels are divided into num_groups groups)")
+    sizes = [n * c // num_groups, num_groups, *x.shape[2:]]
+    if (n * c // num_groups) * math.prod(x.shape[2:]) == 1:
+        raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {sizes}")
+    return _group_norm(input, num_groups, weight, bias, eps)
+
+
+@composite("group_norm")
+def _group_norm(input: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor | None, eps: float) -> Tensor:  # noqa: A002
+    """``torch.group_norm``'s computation and checks (F's of the batch before it)."""
+    op = "group_norm"
+    x = _F.tensor_arg(input, op)
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}: expected at least 2 dimensions for input tensor but received {x.ndim}")
+    n, c = x.shape[:2]
+    if num_groups < 1:
+        raise RuntimeError(f"{op}: expected num groups to be greater than 0, got {num_groups}")
+    _F._float(x, op)
+    if c % num_groups:
         raise RuntimeError(
             f"{op}: expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{tuple(x.shape)} and num_groups={num_groups}"
         )
     for t, what in ((weight, "weight"), (bias, "bias")):
         _channel_vector(op, t, c, what, x)
-    if n * (c // num_groups) * (x.numel() // max(n * c, 1)) == 1:  # (PyTorch's check, as it counts)
-        raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
     given = x.dtype
     if given == np.float16:  # (PyTorch's CPU kernel normalises float16 in float32, rounding once)
         x = x.float()
@@ -176,8 +193,9 @@ def local_response_norm(
 @public(name="group_norm")
 def torch_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
                      eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:  # fmt: skip
-    """``torch.group_norm``: :func:`group_norm` with PyTorch's ``cudnn_enabled`` flag (no effect here)."""
-    return group_norm(input, num_groups, weight, bias, eps)
+    """``torch.group_norm``: :func:`group_norm` without ``F``'s check of the batch (one value per group
+    normalises to 0), with PyTorch's ``cudnn_enabled`` flag (no effect here)."""
+    return _group_norm(input, num_groups, weight, bias, eps)
 
 
 @public(dtypes="floating")

@@ -26,6 +26,7 @@ from . import losses as _losses
 from . import margin as _margin
 from . import norm as _norm
 from . import pooling as _pooling
+from .checks import _float, tensor_arg
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -157,7 +158,10 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
 @public
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                                      pos_weight: Tensor | None = None, reduction: int = 0) -> Tensor:  # fmt: skip
+    """``torch.binary_cross_entropy_with_logits``: ``F``'s, ATen's dtype check first (``F`` compares the
+    sizes in Python before it)."""
     op = "binary_cross_entropy_with_logits"
+    _float(tensor_arg(input, op), op)
     return _functional().binary_cross_entropy_with_logits(
         input, target, weight, reduction=reduction_name(op, reduction), pos_weight=pos_weight
     )

@@ -21,7 +21,7 @@ from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack
 from ..tensors.dtypes import UnsupportedDtypeError, result_type
-from ..tensors.promotion import value_first
+from ..tensors.promotion import beta_first, value_first
 from ..tensors.shape import dims
 
 
@@ -133,8 +133,11 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
 
 
 @public(method=True, inplace_function=True)
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+def addmv(  # noqa: A002
+    input: Tensor | float, mat: Tensor | float, vec: Tensor | float, *scalars_first: Any, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
+    input, mat, vec, beta, alpha = beta_first("addmv", ("mat", "vec"), (input, mat, vec, *scalars_first), beta, alpha)
     from ..tensors.tensor_functions import _plus_product  # noqa: PLC0415
 
     prod = mv(mat, vec)
@@ -143,8 +146,18 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
 
 
 @public(method=True, inplace=True)
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+def addr(  # noqa: A002
+    input: Tensor | float,
+    vec1: Tensor | float,
+    vec2: Tensor | float,
+    *scalars_first: Any,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
+    input, vec1, vec2, beta, alpha = beta_first(
+        "addr", ("vec1", "vec2"), (input, vec1, vec2, *scalars_first), beta, alpha
+    )
     from ..tensors.tensor_functions import _plus_product, outer  # noqa: PLC0415
 
     v1 = _tensor(vec1, "addr")
@@ -154,8 +167,18 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 
 
 @public(method=True, inplace=True)
-def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+def addbmm(  # noqa: A002
+    input: Tensor | float,
+    batch1: Tensor | float,
+    batch2: Tensor | float,
+    *scalars_first: Any,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one matrix."""
+    input, batch1, batch2, beta, alpha = beta_first(
+        "addbmm", ("batch1", "batch2"), (input, batch1, batch2, *scalars_first), beta, alpha
+    )
     from ..tensors.tensor_functions import _plus_product, bmm  # noqa: PLC0415
 
     b1, b2 = _tensor(batch1, "addbmm"), _tensor(batch2, "addbmm")
@@ -275,10 +298,19 @@ def addcmul(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tens
     """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update); PyTorch's
     deprecated ``addcmul(input, value, tensor1, tensor2)`` too."""
     tensor1, tensor2, value = value_first("addcmul", tensor1, tensor2, more, value)
-    x = _tensor(input, "addcmul")
-    prod = tensor1 * tensor2
-    value = _value_in(value, x, tensor1, tensor2)
+    x, t1, t2 = _in_common_dtype("addcmul", input, tensor1, tensor2)
+    prod = t1 * t2
+    value = _value_in(value, x, t1, t2)
     return x + (prod if value == 1 else prod * value)
+
+
+def _in_common_dtype(op: str, *operands: Any) -> list[Tensor]:
+    """``addcmul``/``addcdiv``'s three tensors in their common dtype, as PyTorch's kernel reads them:
+    one promotion of all three, so a float64 ``input`` makes the product of float16 0-d tensors in
+    float64, not in float16 and then widened."""
+    tensors = [_tensor(t, op) for t in operands]
+    dt = result_type(*tensors)
+    return [t if t.dtype == dt else t.to(dt) for t in tensors]
 
 
 def _value_in(value: Any, *operands: Any) -> Any:
@@ -295,11 +327,11 @@ def addcdiv(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tens
     """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update); PyTorch's
     deprecated ``addcdiv(input, value, tensor1, tensor2)`` too."""
     tensor1, tensor2, value = value_first("addcdiv", tensor1, tensor2, more, value)
-    x = _tensor(input, "addcdiv")
     t1, t2 = _tensor(tensor1, "addcdiv"), _tensor(tensor2, "addcdiv")
     if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2.")  # fmt: skip
+    x, t1, t2 = _in_common_dtype("addcdiv", input, t1, t2)
     q = t1 / t2
     return x + (q if value == 1 else q * value)
 

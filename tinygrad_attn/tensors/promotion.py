@@ -324,3 +324,48 @@ def value_first(op: str, tensor1: Any, tensor2: Any, more: tuple, value: Any) ->
                f"Consider using one of the following signatures instead:\n\t{op}(Tensor tensor1, Tensor tensor2, *, "
                "Number value = 1)", UserWarning)  # fmt: skip
     return tensor2, more[0], _as_number(tensor1)
+
+
+# -- PyTorch's deprecated ``addmm(Number beta, ...)`` and its siblings ----------------------------
+# ``addmm addmv addr addbmm baddbmm`` (and their in-place twins) take ``beta`` and ``alpha`` first by
+# position too, with PyTorch's deprecation warning: the method as ``x.addmm(beta, [alpha,] mat1, mat2)``,
+# the free function as ``torch.addmm(beta, x, [alpha,] mat1, mat2)`` (``torch.addmm(x, beta, mat1, mat2)``
+# is PyTorch's ``TypeError``: :func:`~tinygrad_attn.engine.arguments.free_function` refuses it, as it
+# knows the free function from the method by the varargs' name, ``scalars_first``).
+
+
+def beta_first(op: str, names: tuple[str, str], args: tuple, beta: Any, alpha: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """``(input, first, second, beta, alpha)`` of a call whose positional arguments were ``args``
+    (``input`` first, or ``beta`` first in the deprecated forms); PyTorch's ``TypeError`` for any
+    other form (``x.addmm(0.5, a, b)`` is ``x.addmm(a, b, beta=0.5)``).
+    """
+    is_tensor = [getattr(a, "_data", None) is not None for a in args]
+    if len(args) <= 3:
+        for i in (1, 2):
+            if not is_tensor[i]:
+                raise TypeError(f"{op}(): argument '{names[i - 1]}' (position {i}) must be Tensor, not "
+                                f"{type(args[i]).__name__}")  # fmt: skip
+        return (*args, beta, alpha)
+    if len(args) <= 5 and _is_number(args[0]) and is_tensor[1]:  # (beta, input, [alpha,] first, second)
+        x, scalars, rest = args[1], (args[0], *args[2:-2]), args[-2:]
+        form = f"Number beta, Tensor input, {'Number alpha, ' if len(args) == 5 else ''}"
+    elif len(args) <= 5 and is_tensor[0] and _is_number(args[1]):  # (self.)(beta, [alpha,] first, second)
+        x, scalars, rest = args[0], args[1:-2], args[-2:]
+        form = f"Number beta, {'Number alpha, ' if len(args) == 5 else ''}"
+    else:
+        scalars, rest = (), ()
+    if (
+        not rest
+        or beta != 1
+        or alpha != 1
+        or not all(_is_number(s) for s in scalars)
+        or not all(getattr(t, "_data", None) is not None for t in rest)
+    ):
+        kinds = ", ".join(type(v).__name__ for v in args)
+        raise TypeError(f"{op}() received an invalid combination of arguments - got ({kinds}), but expected "
+                        f"(Tensor {names[0]}, Tensor {names[1]}, *, Number beta = 1, Number alpha = 1)")  # fmt: skip
+    _user_warn(f"This overload of {op} is deprecated:\n\t{op}({form}Tensor {names[0]}, Tensor {names[1]})\nConsider "
+               f"using one of the following signatures instead:\n\t{op}(Tensor {names[0]}, Tensor {names[1]}, *, "
+               "Number beta = 1, Number alpha = 1)", UserWarning)  # fmt: skip
+    beta, alpha = (_as_number(s) for s in (*scalars, 1)[:2])
+    return x, rest[0], rest[1], beta, alpha

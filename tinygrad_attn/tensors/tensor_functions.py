@@ -35,7 +35,7 @@ from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .dtypes import OperandDtypeError, UnsupportedDtypeError, scalar_type_name
 from .mutation.inplace import mark_multi_output_views
-from .promotion import as_float
+from .promotion import as_float, beta_first
 from .reduce.tensor_reduce import (
     ValuesIndices,
     _new_memory,
@@ -504,18 +504,38 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 
 
 @public(method=True, inplace=True)
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+def addmm(  # noqa: A002
+    input: Tensor | float,
+    mat1: Tensor | float,
+    mat2: Tensor | float,
+    *scalars_first: Any,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (and
     not read where ``beta`` is 0), as ``torch.addmm``: the bias-plus-product of GPT-2's ``Conv1D``."""
+    input, mat1, mat2, beta, alpha = beta_first(
+        "addmm", ("mat1", "mat2"), (input, mat1, mat2, *scalars_first), beta, alpha
+    )
     prod = mm(mat1, mat2)
     same_dtype("addmm", prod, ("input", input))  # (PyTorch's kernel promotes none; the product's dtype first)
     return _plus_product("addmm", input, prod, beta, alpha)
 
 
 @public(method=True, inplace=True)
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+def baddbmm(  # noqa: A002
+    input: Tensor | float,
+    batch1: Tensor | float,
+    batch2: Tensor | float,
+    *scalars_first: Any,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` over batches of matrices, as ``torch.baddbmm``
     (the scaled scores of some attention implementations: ``baddbmm(bias, q, k, alpha=1/sqrt(d))``)."""
+    input, batch1, batch2, beta, alpha = beta_first(
+        "baddbmm", ("batch1", "batch2"), (input, batch1, batch2, *scalars_first), beta, alpha
+    )
     prod = bmm(batch1, batch2)
     same_dtype("baddbmm", prod, ("input", input))  # (PyTorch's kernel promotes none)
     return _plus_product("baddbmm", input, prod, beta, alpha)

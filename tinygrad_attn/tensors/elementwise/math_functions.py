@@ -935,7 +935,7 @@ moveaxis = movedim
 
 
 @public
-def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
+def unflatten(input: Tensor, dim: int, sizes: tuple[int, ...]) -> Tensor:  # noqa: A002
     """Axis ``dim`` split into ``sizes`` (one may be -1)."""
     x = _tensor(input, "unflatten")
     d = dims.one(x.shape, dim, "unflatten", scalar_ok=False)

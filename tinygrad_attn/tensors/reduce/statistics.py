@@ -347,7 +347,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 
 
 @public(method=True)
-def count_nonzero(input: Tensor, dim: Any = None, *dims: Any) -> Tensor:  # noqa: A002
+def count_nonzero(input: Tensor, dim: Any = None, *dims: int) -> Tensor:  # noqa: A002
     """The number of non-zero entries, of all or along ``dim`` (an int or a tuple; PyTorch's method
     takes the dims one by one too: ``x.count_nonzero(1, 0)``), as int64."""
     if dims:

@@ -182,13 +182,13 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
               keepdims: Any, ddof: Any) -> Tensor:  # fmt: skip
     if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
         dim, unbiased = None, dim
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes, got "
-                           f"{x.dtype} (shape {tuple(x.shape)}); convert with .float()")  # fmt: skip
     sp = dims.spelling(op, dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
     given = [c for c in (correction, ddof, unbiased) if c is not None]
     if len(given) > 1:
         raise TypeError(f"{op}: pass correction= or unbiased= (or NumPy's ddof=), not several")
+    if x.dtype.kind not in "fc":  # (after the arguments' types, as PyTorch's parser reads them first)
+        raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes, got "
+                           f"{x.dtype} (shape {tuple(x.shape)}); convert with .float()")  # fmt: skip
     if correction is not None or ddof is not None:
         c = correction if correction is not None else ddof
         c = int(c) if float(c).is_integer() else float(c)  # (PyTorch takes a fractional correction as it is)

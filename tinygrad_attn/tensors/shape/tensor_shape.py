@@ -203,7 +203,7 @@ def expand(self, *shape: Any) -> Tensor:
 
 
 @public(method=True)
-def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: Any, axis: Any = None) -> Tensor:
+def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: int, axis: Any = None) -> Tensor:
     """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
     (PyTorch's meaning: others are left as they are; ``x.squeeze(1, 0)`` names two). NumPy's
     ``axis=`` raises for an axis whose length is not 1."""
