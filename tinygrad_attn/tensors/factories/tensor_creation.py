@@ -97,7 +97,11 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
             f"from_dlpack received an invalid capsule: expected an object with __dlpack__ (an array or tensor) "
             f"or a DLPack capsule, got {type(ext_tensor).__name__}"
         )
-    out = _shared_with(ext_tensor)
+    if isinstance(ext_tensor, Tensor):  # (this library's: its memory through detach, an op a trace records)
+        ext_tensor.__dlpack__()  # (PyTorch's refusal of a tensor that requires grad)
+        out = ext_tensor.detach()
+    else:
+        out = _shared_with(ext_tensor)
     if device is not None:
         out = out.to(device)
     return out.clone() if copy and out._data is not None else out
