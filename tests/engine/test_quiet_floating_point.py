@@ -156,12 +156,13 @@ def _optimizers() -> list[str]:
 @pytest.mark.parametrize("name", _optimizers())
 def test_an_update_with_infinite_gradients_is_quiet(name: str) -> None:
     """A NaN loss or an exploding gradient: the update writes NaN and inf, as PyTorch's, silently."""
-    p = tga.nn.Parameter(tga.tensor([1.0, 2.0, 3.0, 4.0]))
+    shape = (2, 2) if name == "Muon" else (4,)  # (Muon takes matrices only)
+    p = tga.nn.Parameter(tga.tensor([1.0, 2.0, 3.0, 4.0]).reshape(shape))
     extra = {"momentum": 0.9} if name == "SGD" else {}
     opt = getattr(tga.optim, name)([p], lr=0.1, **extra)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         for grad in ([np.inf, np.nan, 0.0, -np.inf], [1.0, 0.0, np.nan, 1e308]):
-            p.grad = tga.tensor(grad)
+            p.grad = tga.tensor(grad).reshape(shape)
             opt.step((lambda: (p * p).sum()) if name == "LBFGS" else None)
-    assert p.shape == (4,)
+    assert p.shape == shape
