@@ -33,6 +33,8 @@ KNOWN_FILE = os.path.join(
 #: is an accident of its code, or matching it would cost more than it is worth
 REASONS = {
     "bfloat16(": "NumPy has no bfloat16, so the dtype is not offered: x.bfloat16() raises",
+    "chalf(": "NumPy has no complex half, so complex32 is not offered: x.chalf() raises",
+    "symeig(": "the removed symeig is one function as method and free function: the free function's third argument",
     "tga.get_device()": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
     "tga.get_device(None,)": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
     "F.mse_loss('t23', ": "a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size",

@@ -111,10 +111,6 @@ KNOWN_RETURNS: set[str] = {
 }
 
 KNOWN_CLASSES: dict[str, str] = {
-    # the removed symeig is one function as method and free function: the free function's third argument
-    "symeig('t23', 0, 0)": "RuntimeError, not TypeError",
-    "symeig('t23', 0, 't23')": "RuntimeError, not TypeError",
-    "symeig('t23', 0, 'tix')": "RuntimeError, not TypeError",
     "F.affine_grid('t23', 'a')": "NotImplementedError, not ValueError",
     "F.affine_grid('t23', 't23')": "NotImplementedError, not InvalidArgumentError",
     "F.affine_grid('t23', 't23', 't23')": "NotImplementedError, not TypeError",
@@ -180,6 +176,12 @@ KNOWN_CLASSES: dict[str, str] = {
     "resize('t23', 'a')": "RuntimeError, not TypeError",
     "resize('t23', 't0')": "RuntimeError, not TypeError",
     "resize('t23', 1.5)": "RuntimeError, not TypeError",
+    # the removed symeig is one function as method and free function: the free function's third argument
+    "symeig('t23', 0, 't23')": "TypeError, not RuntimeError",
+    # the removed symeig is one function as method and free function: the free function's third argument
+    "symeig('t23', 0, 'tix')": "TypeError, not RuntimeError",
+    # the removed symeig is one function as method and free function: the free function's third argument
+    "symeig('t23', 0, 0)": "TypeError, not RuntimeError",
     "tga.get_device('a',)": "TypeError, not RuntimeError",
     "tga.get_device(3,)": "TypeError, not CudaUnavailableError",
     # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
