@@ -15,6 +15,7 @@ Run as a script to sweep seeds: ``python -m tests.nn.training_programs 0 2000``.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import sys
@@ -43,6 +44,9 @@ def _f(r: random.Random, *choices: Any) -> Any:
 class _Builder:
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
+        # (dropout's choices come from a stream of their own, so that the programs' other choices
+        # stay what they were; where PyTorch's masks come from MKL's stream, no program drops)
+        self.rd = random.Random(f"{seed}/dropout")
         self.seed = seed
         self.init: list[str] = []  # lines of Net.__init__
         self.fwd: list[str] = []  # lines of Net.forward, reading x (and maybe x2), ending with h (B, H)
@@ -51,6 +55,11 @@ class _Builder:
         self.B = self.r.randint(3, 5)  # (batch norm over two samples has no gradient but rounding noise)
         self.inputs = "x"
         self.eval_safe = True
+
+    def _dropout(self, *ps: float) -> float:
+        """A dropout probability for a layer: 0.0 half of the time, else one of ``ps``."""
+        p = self.rd.choice(ps) if self.rd.random() < 0.5 else 0.0
+        return p if _DROPOUT_AS_TORCH() else 0.0
 
     # ---- trunks: each leaves (B, H) in h and returns H
     def act(self, width: int) -> tuple[str, int]:
@@ -236,6 +245,8 @@ class _Builder:
             opts.append(f"proj_size={proj}")
         if r.random() < 0.2:
             opts.append("bias=False")
+        if L > 1 and (p := self._dropout(0.2, 0.5)):
+            opts.append(f"dropout={p}")
         self.init.append(f"self.rnn = nn.{kind}({F}, {H}, " + ", ".join(opts) + ")")
         shape = (self.B, T, F) if bf else (T, self.B, F)
         self.pre.append(f"x = torch.randn{shape}")
@@ -351,6 +362,8 @@ class _Builder:
         T = r.randint(2, 4)
         bf = r.random() < 0.5
         act = _f(r, "'relu'", "'gelu'", "F.gelu", "F.relu", "nn.GELU()", "torch.tanh")
+        # (dropout=0.0: with batch_first=True PyTorch's attention output is a transposed view, whose
+        # dropout mask its kernel fills in memory order; the layers here draw it row-major)
         opts = (f"dim_feedforward={ff}, dropout=0.0, activation={act}, batch_first={bf}, "
                 f"norm_first={_f(r, 'True', 'False')}")  # fmt: skip
         if r.random() < 0.2:
@@ -828,6 +841,16 @@ class _Builder:
             lines.append("v = nn.utils.parameters_to_vector(model.parameters()); R(v)")
             lines.append("nn.utils.vector_to_parameters(v * 0.5, model.parameters()); R(list(model.parameters()))")
         return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _DROPOUT_AS_TORCH() -> bool:  # noqa: N802 - (a constant of the machine, read when a program is built)
+    from tests.torch_oracle import torch_bernoulli_is_ours  # noqa: PLC0415
+
+    try:
+        return torch_bernoulli_is_ours()
+    except ImportError:  # (no PyTorch: the programs are only built, never compared)
+        return False
 
 
 def build(seed: int) -> str:
