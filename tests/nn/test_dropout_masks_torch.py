@@ -58,6 +58,12 @@ LAYERS = {
     "batch_first bidirectional GRU": lambda m: m.nn.GRU(
         16, 8, num_layers=3, dropout=0.5, batch_first=True, bidirectional=True
     ),
+    "batch_first TransformerEncoderLayer": lambda m: m.nn.TransformerEncoderLayer(
+        16, 4, 32, dropout=0.2, batch_first=True
+    ),
+    "batch_first TransformerDecoderLayer": lambda m: m.nn.TransformerDecoderLayer(
+        16, 2, 8, dropout=0.3, batch_first=True, norm_first=True
+    ),
     "packed LSTM": lambda m: m.nn.LSTM(16, 8, num_layers=2, dropout=0.3),
     "packed bidirectional RNN": lambda m: m.nn.RNN(16, 8, num_layers=3, dropout=0.5, bidirectional=True),
 }
@@ -71,8 +77,8 @@ def _forward(m, name):
     m.manual_seed(5)
     if name == "MultiheadAttention":
         out = layer(x, x, x)[0]
-    elif name == "TransformerDecoderLayer":
-        out = layer(x, m.randn(4, 3, 16))
+    elif name.endswith("TransformerDecoderLayer"):
+        out = layer(x, m.randn(7, 4, 16) if name.startswith("batch_first") else m.randn(4, 3, 16))
     elif name.startswith("packed"):
         packed = m.nn.utils.rnn.pack_padded_sequence(x, [5, 7, 2], enforce_sorted=False)
         out = m.nn.utils.rnn.pad_packed_sequence(layer(packed)[0])[0]

@@ -362,9 +362,7 @@ class _Builder:
         T = r.randint(2, 4)
         bf = r.random() < 0.5
         act = _f(r, "'relu'", "'gelu'", "F.gelu", "F.relu", "nn.GELU()", "torch.tanh")
-        # (dropout=0.0: with batch_first=True PyTorch's attention output is a transposed view, whose
-        # dropout mask its kernel fills in memory order; the layers here draw it row-major)
-        opts = (f"dim_feedforward={ff}, dropout=0.0, activation={act}, batch_first={bf}, "
+        opts = (f"dim_feedforward={ff}, dropout={self._dropout(0.1, 0.3)}, activation={act}, batch_first={bf}, "
                 f"norm_first={_f(r, 'True', 'False')}")  # fmt: skip
         if r.random() < 0.2:
             opts += ", layer_norm_eps=1e-3"
