@@ -139,6 +139,7 @@ _MODULE_PATHS = {
     "jit": "runtime.jit",
     "compiler": "runtime.compiler",
     "version": "runtime.version",
+    "return_types": "tensors.return_types",
     "accelerator": "runtime.accelerator",
     "cpu": "runtime.cpu",
     "multiprocessing": "runtime.multiprocessing",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
 from ..tensors.reduce import tensor_reduce
+from ..tensors.return_types import structseq
 from ..tensors.shape import dims
 
 __all__ = [
@@ -50,52 +51,16 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Slogdet(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-
-class Eigh(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-
-class Eig(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-
-class SVD(NamedTuple):
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-
-class QR(NamedTuple):
-    Q: Tensor
-    R: Tensor
-
-
-class Lstsq(NamedTuple):
-    solution: Tensor
-    residuals: Tensor
-    rank: Tensor
-    singular_values: Tensor
-
-
-class WithInfo(NamedTuple):
-    result: Tensor
-    info: Tensor
-
-
-class InvEx(NamedTuple):
-    inverse: Tensor
-    info: Tensor
-
-
-class CholeskyEx(NamedTuple):
-    L: Tensor
-    info: Tensor
+# The named results, as PyTorch's torch.return_types (named, printed and pickled as its)
+Slogdet = structseq("linalg_slogdet", ("sign", "logabsdet"))
+Eigh = structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
+Eig = structseq("linalg_eig", ("eigenvalues", "eigenvectors"))
+SVD = structseq("linalg_svd", ("U", "S", "Vh"))
+QR = structseq("linalg_qr", ("Q", "R"))
+Lstsq = structseq("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+WithInfo = structseq("linalg_solve_ex", ("result", "info"))
+InvEx = structseq("linalg_inv_ex", ("inverse", "info"))
+CholeskyEx = structseq("linalg_cholesky_ex", ("L", "info"))
 
 
 #: the ops here that PyTorch computes for float16 too; its LAPACK-backed others have no float16 kernel
@@ -170,7 +135,7 @@ def _wrap(x: Tensor, arr: Any) -> Tensor:
     is made, so a trace refuses it where ``x`` is a value of the program, naming the line (a
     replay would give the traced call's result again)."""
     _on_host(x, "a linear-algebra result computed on the arrays")
-    return Tensor._wrap(arr, x._dev)
+    return Tensor._wrap(x._dev.xp.asarray(arr), x._dev)  # (LAPACK's scalar of one matrix: a 0-d array)
 
 
 def _zeros_info(x: Tensor, batch: tuple) -> Tensor:
@@ -856,48 +821,14 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 # The pivoted loops are ops/factorizations.py's, on raw arrays; a factor that needs a gradient is
 # ops.LuPacked, PyTorch's formula with the pivots as constants (a permutation is piecewise constant
 # in A), of every order.
-class LUFactor(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-
-
-class LUFactorEx(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-    info: Tensor
-
-
-class PLU(NamedTuple):
-    P: Tensor
-    L: Tensor
-    U: Tensor
-
-
-class LDLFactor(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-
-
-class LDLFactorEx(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-    info: Tensor
-
-
-class Geqrf(NamedTuple):
-    a: Tensor
-    tau: Tensor
-
-
-class TorchSVD(NamedTuple):
-    U: Tensor
-    S: Tensor
-    V: Tensor
-
-
-class TriangularSolve(NamedTuple):
-    solution: Tensor
-    cloned_coefficient: Tensor
+LUFactor = structseq("linalg_lu_factor", ("LU", "pivots"))
+LUFactorEx = structseq("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+PLU = structseq("linalg_lu", ("P", "L", "U"))
+LDLFactor = structseq("linalg_ldl_factor", ("LD", "pivots"))
+LDLFactorEx = structseq("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+Geqrf = structseq("geqrf", ("a", "tau"))
+TorchSVD = structseq("svd", ("U", "S", "V"))
+TriangularSolve = structseq("triangular_solve", ("solution", "cloned_coefficient"))
 
 
 def _flat_batch(x: Tensor) -> Any:
@@ -1036,7 +967,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
     else:
         L = U = empty  # noqa: N806
     P = _pivot_permutation(lu_data, LU_pivots, "lu_unpack") if unpack_pivots else empty  # noqa: N806
-    return PLU(P, L, U)
+    return structseq("lu_unpack", ("P", "L", "U"))(P, L, U)
 
 
 @composite("linalg_lu_solve")
@@ -1277,7 +1208,7 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tor
 @public(name="qr", method=True)
 def _torch_qr(input: Tensor, some: bool = True) -> QR:  # noqa: A002
     """``torch.qr``: :func:`qr` reduced (``some``) or complete."""
-    return qr(input, "reduced" if some else "complete")
+    return structseq("qr", ("Q", "R"))(*qr(input, "reduced" if some else "complete"))
 
 
 @public(name="lu")

@@ -1000,6 +1000,8 @@ def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name:
                     grad: Tensor | None) -> Tensor:  # fmt: skip
     """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter)."""
     t = cls.__new__(cls)
+    if isinstance(arr, np.generic):  # (a 0-d value pickled as NumPy's scalar keeps its dtype)
+        arr = np.asarray(arr)
     Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
     t.grad = grad
     return t

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..mutation.out_argument import written_to_out
 from ..promotion import float_dtype_of
 from ..reduce.tensor_reduce import norm2, power_norm
+from ..return_types import structseq
 from ..shape import dims
 from . import bessel_j, bessel_k, orthogonal_polynomials  # noqa: F401 (they declare torch.special's J, Y, Ai, K and polynomials)
 from .complex_numbers import complex_angle, complex_sgn
@@ -392,21 +393,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return with_gradient_of(out, where(never, b, where(a != b, a, 0.0)))
 
 
-class MantissaExponent(NamedTuple):
-    """``frexp``'s result, with PyTorch's field names."""
-
-    mantissa: Tensor
-    exponent: Tensor
-
-    def __reduce__(self) -> tuple:  # (by a function: the class's name is not its name in this module)
-        return _frexp_result, tuple(self)
-
-
-def _frexp_result(mantissa: Tensor, exponent: Tensor) -> MantissaExponent:
-    return MantissaExponent(mantissa, exponent)
-
-
-MantissaExponent.__name__ = MantissaExponent.__qualname__ = "frexp"  # (PyTorch's return type's name)
+MantissaExponent = structseq("frexp", ("mantissa", "exponent"))
 
 
 @public(method=True)

@@ -30,24 +30,12 @@ from ...ops.tie_order import _sort_under_less, median_index, mode_index, nth_of_
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import result_type, torch_dtype
 from ..promotion import float_dtype_of
+from ..return_types import structseq
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
 from .tensor_reduce import differentiable_dtype
 
-
-class MinMax(tuple):
-    """``(min, max)``, also by name (PyTorch's ``torch.return_types.aminmax``)."""
-
-    __slots__ = ()
-
-    def __new__(cls, min: Tensor, max: Tensor) -> MinMax:  # noqa: A002
-        return tuple.__new__(cls, (min, max))
-
-    min = property(lambda self: self[0])  # noqa: A003
-    max = property(lambda self: self[1])  # noqa: A003
-
-
-MinMax.__name__ = MinMax.__qualname__ = "aminmax"  # (PyTorch's class name: type(x.aminmax()).__name__)
+MinMax = structseq("aminmax", ("min", "max"))
 
 
 def _host(x: Tensor) -> np.ndarray:
@@ -710,35 +698,8 @@ def hash_tensor(input: Tensor, dim: Any = (), *, keepdim: bool = False, mode: in
     return _on(x, np.asarray(out, dtype=np.uint64))
 
 
-class Histogram(tuple):
-    """``(hist, bin_edges)``, also by name (PyTorch's ``torch.return_types.histogram``/``histogramdd``)."""
-
-    __slots__ = ()
-
-    def __new__(cls, hist: Tensor, bin_edges: Any) -> Histogram:
-        return tuple.__new__(cls, (hist, bin_edges))
-
-    hist = property(lambda self: self[0])
-    bin_edges = property(lambda self: self[1])
-
-    def __reduce__(self) -> tuple:  # (by a function: the class's name is not its name in this module)
-        return _histogram_result, (isinstance(self, HistogramDD), *self)
-
-
-def _histogram_result(dd: bool, hist: Tensor, bin_edges: Any) -> Histogram:
-    return (HistogramDD if dd else Histogram)(hist, bin_edges)
-
-
-Histogram.__name__ = Histogram.__qualname__ = "histogram"  # (PyTorch's return type's name, as type(r) shows)
-
-
-class HistogramDD(Histogram):
-    """``histogramdd``'s ``(hist, bin_edges)``, named as PyTorch's."""
-
-    __slots__ = ()
-
-
-HistogramDD.__name__ = HistogramDD.__qualname__ = "histogramdd"
+Histogram = structseq("histogram", ("hist", "bin_edges"))
+HistogramDD = structseq("histogramdd", ("hist", "bin_edges"))
 
 
 @public(method=True, dtypes="floating")

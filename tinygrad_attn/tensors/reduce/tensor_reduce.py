@@ -25,6 +25,7 @@ from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import NoGradient, saved_for_backward, with_gradient_of
+from .. import return_types
 from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import UnsupportedDtypeError, accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
@@ -53,6 +54,7 @@ def values_indices(op: str, values: Tensor, indices: Tensor) -> ValuesIndices:
     cls = _RETURN_TYPES.get(op)
     if cls is None:
         cls = _RETURN_TYPES[op] = type(op, (ValuesIndices,), {"__slots__": (), "__reduce__": _reduce_values_indices})
+        return_types.register(cls)  # (tga.return_types.max, as torch.return_types.max)
     return cls(values, indices)
 
 
