@@ -143,6 +143,10 @@ KNOWN: dict[str, str] = {
     "special.ndtr": "PyTorch's ndtr is a composite of erf (MulBackward1 over its steps); ours one op with its gradient",
     "bernoulli": _no_node_here("BernoulliBackward0"),
     "bfloat16": _raises("TypeError"),
+    "as_strided_copy": "a copy of as_strided here: CloneBackward0 over AsStridedBackward0, where PyTorch's one node is "
+    "AsStridedBackward0_copy",
+    "as_strided_scatter": "written from a clone and an in-place put here (ViewBackward0 over CopySlices), where "
+    "PyTorch's one node is AsStridedScatterBackward0",
     "cartesian_prod": _edges("StackBackward0"),
     "combinations": _steps("StackBackward0", "SavedBackward0"),
     "corrcoef": _edges("DivBackward0"),

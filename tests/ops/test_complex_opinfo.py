@@ -40,6 +40,9 @@ KNOWN: dict[tuple[str, str], str] = {
     **{("as_strided.partial_views", d): "the samples' inputs are views into a larger storage, which the runner's "
        "copy of their values does not carry: as_strided reads that storage" for d in ("complex64", "complex128")},
     ('bfloat16', 'complex64'): 'bfloat16 has no NumPy dtype',
+    ('chalf', 'complex64'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
+    ('chalf', 'complex128'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
+    ('as_strided_scatter', 'complex128'): runner._AS_STRIDED_SCATTER,
     ('bfloat16', 'complex128'): 'bfloat16 has no NumPy dtype',
     ('linalg.eigh', 'complex64'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",
     ('linalg.eigh', 'complex128'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",

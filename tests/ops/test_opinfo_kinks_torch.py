@@ -60,6 +60,8 @@ _SINGULAR = "a singular matrix: PyTorch's LU gives NaN where ours gives an infin
 KNOWN: dict[tuple[str, str], str] = {
     **{("bfloat16", k): "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype" for k in KINKS
        if k != "equal operands"},
+    **{("as_strided_scatter", k): opinfo._AS_STRIDED_SCATTER for k in ("zeros", "negative zeros", "ties",
+                                                                        "equal operands")},
     ("logit", "negative zeros"): "PyTorch's kernel is not consistent at -0.0: its vectorised blocks give the gradient "
     "-inf (1 / (x (1 - x))), its scalar tail +inf; ours is +inf everywhere",
     **{("linalg.ldl_solve", k): "a zero LDL factor: ours raises LinAlgError (singular), PyTorch's solve returns "

@@ -337,6 +337,10 @@ _EMPTY_HALF = (
 _NO_COMPLEX32 = "float16 parts: PyTorch makes a complex32 (chalf) tensor; NumPy has no complex32, so ours refuses"
 KNOWN: dict[str, str] = {
     **{f"{name}/float16": _NO_COMPLEX32 for name in ("complex", "view_as_complex")},
+    **{
+        f"chalf/{d}": "NumPy has no complex32: x.chalf() raises for every dtype, where PyTorch converts"
+        for d in ("bool", "int64", "uint8", "int8", "int16", "int32", "float16", "float64")
+    },
     **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
