@@ -38,6 +38,20 @@ from differential import PRELUDE, float32_difference, generated_failures, progra
 
 import tinygrad_attn as tga
 
+
+@pytest.fixture(autouse=True)
+def _distributions_validate_their_arguments():
+    """Both libraries' default (``validate_args`` on, as Python runs without ``-O``), whatever a test
+    run before this one left it at (PyTorch's own test helpers may turn it off)."""
+    torch = pytest.importorskip("torch")
+    before = [lib.distributions.Distribution._validate_args for lib in (torch, tga)]
+    for lib in (torch, tga):
+        lib.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for lib, value in zip((torch, tga), before):
+        lib.distributions.Distribution.set_default_validate_args(value)
+
+
 # ``G(xs, lambda: expr)``: the gradients of ``expr``'s outputs (weighted unequally, so a gradient in
 # the wrong place shows) with respect to each tensor of ``xs`` (None where none reaches it), or the
 # exception's classes
