@@ -201,51 +201,50 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a fraction or a count) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` entries (a fraction or a count): the ``amount`` of top :meth:`_scores`
+    (least, with ``_LARGEST`` False)."""
 
     PRUNING_TYPE = "unstructured"
+    _LARGEST = True
 
     def __init__(self, amount: int | float) -> None:
         _validate_pruning_amount_init(amount)
         self.amount = amount
+
+    def _scores(self, t: Tensor) -> Tensor:
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
         mask = default_mask.clone()
-        if nparams_toprune != 0:
-            prob = _torch().rand_like(t)
-            topk = _torch().topk(prob.view(-1), k=nparams_toprune)
+        if nparams_toprune != 0:  # (only then are the scores computed: the random draws too)
+            topk = _torch().topk(self._scores(t).view(-1), k=nparams_toprune, largest=self._LARGEST)
             flat = mask.view(-1)
             flat[topk.indices] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries (a fraction or a count) chosen at random."""
+
+    def _scores(self, t: Tensor) -> Tensor:
+        return _torch().rand_like(t)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float) -> BasePruningMethod:  # type: ignore[override]
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries (a fraction or a count) of least absolute value."""
 
-    PRUNING_TYPE = "unstructured"
+    _LARGEST = False
 
-    def __init__(self, amount: int | float) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = _torch().topk(_torch().abs(t).view(-1), k=nparams_toprune, largest=False)
-            flat = mask.view(-1)
-            flat[topk.indices] = 0
-        return mask
+    def _scores(self, t: Tensor) -> Tensor:
+        return _torch().abs(t)
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: int | float,  # type: ignore[override]
