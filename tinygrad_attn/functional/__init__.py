@@ -32,7 +32,7 @@ from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
-from ..random import draw
+from ..random import draw, memory_order
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
@@ -432,7 +432,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
         return _in_place(x, "dropout", dropout, p=p, training=training)
     if p == 1.0:
         return x * (0.0 if x.dtype.kind in "fc" else False)  # (False: zeros in x's own integer or bool dtype)
-    return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
+    # (an op: a traced program draws at each replay; in x's memory order, as PyTorch's mask)
+    return x * draw("dropout", x.shape, x.dtype, x, p, order=memory_order(tuple(x.shape), x.stride()))
 
 
 # -- losses -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine.declare import public
 from ..engine.warn import warn as _user_warn
-from ..random import draw
+from ..random import draw, memory_order
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .activations import _in_place
@@ -108,7 +108,8 @@ def _alpha(op: str, x: Tensor, p: float, training: bool, inplace: bool, feature:
             f"{op}: feature dropout needs an input of at least 2 dimensions, got {tuple(x.shape)}"
         )
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
-    keep = (draw("dropout", shape, x.dtype, x, p) != 0).astype(x.dtype)  # 1 kept, 0 dropped
+    order = None if feature else memory_order(shape, x.stride())  # (PyTorch's mask: in x's memory order)
+    keep = (draw("dropout", shape, x.dtype, x, p, order=order) != 0).astype(x.dtype)  # 1 kept, 0 dropped
     a = 1.0 / math.sqrt((_SELU_SATURATION**2 * p + 1.0) * (1.0 - p))
     return x * (keep * a) + (keep - 1.0) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
 

@@ -70,7 +70,7 @@ def _as_mask(mask: Any, like: Tensor, op: str) -> Tensor:
 
 def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None, is_causal: bool = False,
                  dropout_p: float = 0.0, need_weights: bool = False, cache: dict | None = None,
-                 empty_rows_nan: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+                 empty_rows_nan: bool = False, time_major: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
     """The heads of multi-head attention, after the input projections and before the output one.
 
     ``q`` ``(B, Tq, E)``, ``k`` and ``v`` ``(B, Tk, E)`` (projected) are split into
@@ -82,9 +82,13 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     ``empty_rows_nan``: the softmax written out, as PyTorch's ``MultiheadAttention`` computes its
     weights (and its inference fast path everything): a query with every key masked gets NaN
     weights and a NaN context, where ``scaled_dot_product_attention`` gives zeros.
+    ``time_major``: the heads merged into ``(Tq, B, E)`` instead, PyTorch's ``MultiheadAttention``'s layout.
     """
     b, tq, e = q.shape
     hd = e // n_heads
+
+    def merged(out: Tensor) -> Tensor:  # (B, H, Tq, hd) -> (B, Tq, E) or (Tq, B, E)
+        return out.permute(2, 0, 1, 3).reshape(tq, b, e) if time_major else out.permute(0, 2, 1, 3).reshape(b, tq, e)
 
     def heads(x: Tensor) -> Tensor:
         return x.reshape(x.shape[0], x.shape[1], n_heads, hd).permute(0, 2, 1, 3)  # (B, H, T, hd)
@@ -95,7 +99,7 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     if empty_rows_nan:
         out, weights = F._attention_reference(qh, kh, vh, 1.0 / math.sqrt(hd) if hd else 1.0,
                                               _bias_of(mask, is_causal, qh, kh), None, dropout_p, weights=True)  # fmt: skip
-        return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights if need_weights else None
+        return merged(out), weights if need_weights else None
     if is_causal and mask is not None:  # (scaled_dot_product_attention takes one of them: the triangle joins the mask)
         mask = _as_mask(mask, qh, "scaled_dot_product_attention")
         tri = Tensor(np.tri(qh.shape[-2], kh.shape[-2], 0, dtype=bool), device=qh.device)
@@ -103,7 +107,7 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     res = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                          return_weights=need_weights)  # fmt: skip
     out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
-    return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)
+    return merged(out), weights
 
 
 def _bias_of(mask: Any, is_causal: bool, q: Tensor, k: Tensor) -> Tensor | None:
@@ -140,10 +144,12 @@ def _batch_major(x: Tensor, unbatched: bool, batch_first: bool) -> Tensor:
     return x if batch_first else x.transpose(0, 1)
 
 
-def _from_batch_major(x: Tensor, unbatched: bool, batch_first: bool) -> Tensor:
+def _from_sequence_first(x: Tensor, unbatched: bool, batch_first: bool) -> Tensor:
+    """The caller's layout of a sequence-first ``(L, N, E)`` result: a batch-first one is its
+    transposed view, as PyTorch's is (so what reads memory order, a dropout mask, reads as PyTorch's)."""
     if unbatched:
-        return x.squeeze(0)
-    return x if batch_first else x.transpose(0, 1)
+        return x.squeeze(1)
+    return x.transpose(0, 1) if batch_first else x
 
 
 def _project(query: Tensor, key: Tensor, value: Tensor, e: int, in_proj_weight: Tensor | None,
@@ -208,7 +214,8 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
                fast_path: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
     """PyTorch's multi-head attention on batch-major ``(N, L, E)`` query and ``(N, S, kdim)``,
     ``(N, S, vdim)`` key and value: the one computation of both :class:`MultiheadAttention`
-    and :func:`multi_head_attention_forward`. Returns ``(N, L, E)`` and the weights (None
+    and :func:`multi_head_attention_forward`. Returns the output sequence-first, ``(L, N, E)``
+    (PyTorch's layout, which a batch-first module returns transposed), and the weights (None
     unless ``need_weights``; ``(N, L, S')`` averaged over the heads, else ``(N, H, L, S')``,
     ``S'`` counting the appended bias and zero positions). With the weights, or on PyTorch's
     inference ``fast_path``, a query with every key masked gets NaN, as PyTorch's softmax
@@ -232,8 +239,8 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
         zeros = Tensor.zeros(n, 1, e, dtype=k.dtype, device=k.device)
         k, v, mask = _attend_one_more(k, v, mask, zeros, zeros)
     out, w = attend_heads(q, k, v, num_heads, mask, is_causal, dropout_p, need_weights,
-                          empty_rows_nan=need_weights or fast_path)  # fmt: skip
-    out = F.linear(out, out_proj_weight, out_proj_bias)  # (N, L, E)
+                          empty_rows_nan=need_weights or fast_path, time_major=True)  # fmt: skip
+    out = F.linear(out, out_proj_weight, out_proj_bias)  # (L, N, E), as PyTorch's
     if w is not None and average_attn_weights:
         w = w.mean(axis=1)  # (N, L, S')
     return out, w
@@ -291,7 +298,7 @@ def multi_head_attention_forward(
     )  # fmt: skip
     if w is not None and unbatched:
         w = w.squeeze(0)
-    return _from_batch_major(out, unbatched, False), w
+    return _from_sequence_first(out, unbatched, False), w
 
 
 class MultiheadAttention(Module):
@@ -422,7 +429,7 @@ class MultiheadAttention(Module):
         )  # fmt: skip
         if w is not None and unbatched:
             w = w.squeeze(0)
-        return _from_batch_major(out, unbatched, self.batch_first), w
+        return _from_sequence_first(out, unbatched, self.batch_first), w
 
 
 # -- the score functions of the papers -------------------------------------------------

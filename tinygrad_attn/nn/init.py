@@ -19,9 +19,10 @@ import numpy as np
 
 from ..engine.switches import no_grad
 from ..engine.warn import warn as _user_warn
-from ..random import Generator, generator_for
+from ..random import Generator, generator_for, in_order, memory_order
 from ..random import transforms as rt
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import Tensor, where
+from ..tensors.factories.creation import empty_like
 
 __all__ = [
     "calculate_gain",
@@ -116,14 +117,31 @@ def _shape(tensor: Any) -> tuple[int, ...]:
     return tuple(tensor.shape)
 
 
+def _draws(tensor: Any, maker: str, gen: Generator, dt: np.dtype, *params: float) -> np.ndarray:
+    """``rt.<maker>`` draws for ``tensor`` in its memory order, as PyTorch's in-place fill
+    (``tensor.normal_()``) walks it, normals of a tensor that is not contiguous one at a time."""
+    strides = tensor.stride() if isinstance(tensor, Tensor) else tuple(s // tensor.itemsize for s in tensor.strides)
+    order = memory_order(_shape(tensor), strides)
+    if maker == "normal":
+        contiguous = tensor.is_contiguous() if isinstance(tensor, Tensor) else tensor.flags.c_contiguous
+        params = (*params, not contiguous)
+    return in_order(lambda shape: getattr(rt, maker)(gen, shape, dt, *params), _shape(tensor), order)
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from U(a, b)."""
-    return _write(tensor, rt.uniform(_gen(generator), _shape(tensor), _dtype(tensor), a, b))
+    if isinstance(tensor, Tensor):  # (PyTorch's: the tensor's own fill, in its memory order; complex by parts)
+        with no_grad():
+            return tensor.uniform_(a, b, generator=generator)
+    return _write(tensor, _draws(tensor, "uniform", _gen(generator), _dtype(tensor), a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from N(mean, std²)."""
-    return _write(tensor, rt.normal(_gen(generator), _shape(tensor), _dtype(tensor), mean, std))
+    if isinstance(tensor, Tensor):
+        with no_grad():
+            return tensor.normal_(mean, std, generator=generator)
+    return _write(tensor, _draws(tensor, "normal", _gen(generator), _dtype(tensor), mean, std))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
@@ -139,35 +157,37 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         _user_warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.")  # fmt: skip
-    gen, shape, dt = _gen(generator), _shape(tensor), _dtype(tensor)
+    t = tensor if isinstance(tensor, Tensor) else Tensor(np.asarray(tensor))
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
-        lo, hi = dt.type(a), dt.type(b)
-        out = rt.normal(gen, shape, dt, mean, std)
-        while True:
-            outside = (out < lo) | (out > hi)
-            if not outside.any():
-                break
-            out = np.where(outside, rt.normal(gen, shape, dt, mean, std), out)
-        return _write(tensor, out)
-    mode = max(a, min(mean, b))
-    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    with no_grad():  # (PyTorch's in-place chain: each redraw into an empty_like, as its layouts go)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = (t.new_tensor(v).item() for v in (a, b))  # (the bounds in the tensor's dtype)
+            result = t.normal_(mean, std, generator=generator)
+            while bool(((result < lo) | (result > hi)).any()):
+                outside = (result < lo) | (result > hi)
+                result = where(outside, empty_like(result).normal_(mean, std, generator=generator), result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
 
-    def rejected(cand: np.ndarray) -> np.ndarray:  # (PyTorch's in-place chain, in the tensor's dtype)
-        log_pdf = ((cand - dt.type(mean)) / dt.type(std)) ** 2 * dt.type(-0.5) - dt.type(log_peak)
-        with np.errstate(divide="ignore"):
-            return np.log(rt.uniform(gen, shape, dt)) > log_pdf
+            def rejected(cand: Tensor, accept: Tensor) -> Tensor:
+                log_pdf = ((cand - mean) / std) ** 2 * -0.5 - log_peak
+                return accept.uniform_(generator=generator).log_() > log_pdf
 
-    out = rt.uniform(gen, shape, dt, a, b)
-    pending = rejected(out)
-    while pending.any():
-        cand = rt.uniform(gen, shape, dt, a, b)
-        out = np.where(pending, cand, out)
-        pending = np.where(pending, rejected(cand), pending)
-    return _write(tensor, out)
+            accept = empty_like(t)
+            result = t.uniform_(a, b, generator=generator)
+            pending = rejected(result.clone(), accept)
+            cand = empty_like(t)
+            while bool(pending.any()):
+                cand.uniform_(a, b, generator=generator)
+                result = where(pending, cand, result)
+                pending = where(pending, rejected(cand, accept), pending)
+        if result is not t:
+            t.copy_(result)
+    return _write(tensor, t.numpy()) if t is not tensor else tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -277,7 +297,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     if len(shape) != 2:
         raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape {shape}")
     rows, cols = shape
-    out = rt.normal(_gen(generator), shape, _dtype(tensor), 0.0, std)
+    out = _draws(tensor, "normal", _gen(generator), _dtype(tensor), 0.0, std)
     zeros = int(math.ceil(sparsity * rows))
     for c in range(cols):  # (PyTorch's permutations come from the default generator, whatever ``generator`` is)
         out[rt.randperm(_gen(None), rows)[:zeros], c] = 0

@@ -31,15 +31,6 @@ def _activation(activation: str | Callable[[Tensor], Tensor], owner: str) -> Cal
     return _ACTIVATIONS[activation]
 
 
-def _after_attention(layer: Module, drop: Module, h: Tensor) -> Tensor:
-    """``drop(h)`` of an attention's output ``h``. With ``batch_first``, PyTorch's attention returns
-    a transposed view of its sequence-first result, and its dropout fills the mask in that memory's
-    order: the mask is drawn sequence-first here too, so a seed drops the same elements."""
-    if getattr(layer, "batch_first", False) and h.ndim == 3 and drop.training and drop.p:
-        return drop(h.transpose(0, 1)).transpose(0, 1)
-    return drop(h)
-
-
 class _EncoderLayerBase(Module):
     """The encoder layer's body, whatever the attention's conventions: self-attention then a
     feed-forward block, each with a residual connection, a norm (after, or before with
@@ -62,9 +53,9 @@ class _EncoderLayerBase(Module):
 
     def _layer(self, x: Tensor, attend: Callable[[Tensor], Tensor]) -> Tensor:
         if self.norm_first:
-            x = x + _after_attention(self, self.dropout1, attend(self.norm1(x)))
+            x = x + self.dropout1(attend(self.norm1(x)))
             return x + self._ff(self.norm2(x))
-        x = self.norm1(x + _after_attention(self, self.dropout1, attend(x)))
+        x = self.norm1(x + self.dropout1(attend(x)))
         return self.norm2(x + self._ff(x))
 
     def _ff(self, x: Tensor) -> Tensor:
@@ -99,11 +90,11 @@ class _DecoderLayerBase(Module):
     def _layer(self, x: Tensor, self_attend: Callable[[Tensor], Tensor],
                cross_attend: Callable[[Tensor], Tensor]) -> Tensor:  # fmt: skip
         if self.norm_first:
-            x = x + _after_attention(self, self.dropout1, self_attend(self.norm1(x)))
-            x = x + _after_attention(self, self.dropout2, cross_attend(self.norm2(x)))
+            x = x + self.dropout1(self_attend(self.norm1(x)))
+            x = x + self.dropout2(cross_attend(self.norm2(x)))
             return x + self._ff(self.norm3(x))
-        x = self.norm1(x + _after_attention(self, self.dropout1, self_attend(x)))
-        x = self.norm2(x + _after_attention(self, self.dropout2, cross_attend(x)))
+        x = self.norm1(x + self.dropout1(self_attend(x)))
+        x = self.norm2(x + self.dropout2(cross_attend(x)))
         return self.norm3(x + self._ff(x))
 
     def _ff(self, x: Tensor) -> Tensor:

@@ -27,6 +27,8 @@ import numpy as np
 
 from ..engine.function import Function, InvalidArgumentError
 from ..engine.switches import active_tracer
+from .transforms import in_order
+from .transforms import memory_order as memory_order  # (for the callers that lay draws out)
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "fork_rng"]  # fmt: skip
@@ -219,8 +221,9 @@ def host_generator() -> Generator:
 
 
 class Draw(Function):
-    """Random numbers as an op: ``args = (kind, shape, dtype, p, generator)``, one input whose
-    device the draw goes to. ``kind``: ``"random"`` (uniform in [0, 1)), ``"standard_normal"``,
+    """Random numbers as an op: ``args = (kind, shape, dtype, p, generator, order)``, one input whose
+    device the draw goes to; ``order`` (see :func:`memory_order`) the order the draws fill the
+    shape in, None for row order. ``kind``: ``"random"`` (uniform in [0, 1)), ``"standard_normal"``,
     ``"dropout"`` (the scale ``keep / (1 - p)`` of a dropout mask, ``keep`` where a
     uniform draw is ``>= p``), ``"rrelu"`` (the slopes of ``rrelu`` for the input ``like``,
     ``p = (lower, upper)``), or ``("fill", maker, params)``: ``transforms.<maker>(gen, shape,
@@ -233,10 +236,16 @@ class Draw(Function):
     name = "draw"
 
     def forward(self, ns: Any, like: Any) -> Any:
+        kind, shape, dtype, p, gen, order = (*self.args, None, None)[:6]
+        gen = gen if gen is not None else default_generator
+        arr = in_order(lambda s: self._draw(ns, like, (kind, s, dtype, p, gen, order is not None)), shape, order)
+        return ns.device.asarray(arr, dtype=dtype)
+
+    @staticmethod
+    def _draw(ns: Any, like: Any, args: tuple) -> Any:
         from . import transforms as rt  # noqa: PLC0415 - the transforms import this module
 
-        kind, shape, dtype, p, gen = (*self.args, None)[:5]
-        gen = gen if gen is not None else default_generator
+        kind, shape, dtype, p, gen, strided = args
         if kind == "dropout":
             # PyTorch's CPU dropout: noise.bernoulli_(1 - p), one float64 uniform per element kept
             # where below 1 - p (as Tensor.bernoulli_ of a number), then noise / (1 - p) in the
@@ -251,11 +260,13 @@ class Draw(Function):
             arr = rt.uniform(gen, shape, dtype)
         elif isinstance(kind, tuple):  # ("fill", maker, params): an in-place random fill (Tensor.uniform_)
             arr = getattr(rt, kind[1])(gen, shape, dtype, *kind[2])
-        else:
-            arr = rt.normal(gen, shape, dtype)
-        return ns.device.asarray(arr, dtype=dtype)
+        else:  # (a strided tensor's normals: PyTorch's serial kernel, one scalar draw each)
+            arr = rt.normal(gen, shape, dtype, serial=strided)
+        return arr
 
 
-def draw(kind: str, shape: tuple, dtype: Any, like: Any, p: float = 0.0, generator: Generator | None = None) -> Any:
-    """A tensor of draws of ``kind`` (see :class:`Draw`) on ``like``'s device."""
-    return Draw.apply(like, args=(kind, tuple(shape), dtype, p, generator))
+def draw(kind: str, shape: tuple, dtype: Any, like: Any, p: float = 0.0, generator: Generator | None = None,
+         order: tuple[int, ...] | None = None) -> Any:  # fmt: skip
+    """A tensor of draws of ``kind`` (see :class:`Draw`) on ``like``'s device, filling ``shape``
+    in ``order`` (:func:`memory_order`; None: row order)."""
+    return Draw.apply(like, args=(kind, tuple(shape), dtype, p, generator, order))

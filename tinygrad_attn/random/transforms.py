@@ -8,8 +8,9 @@ holding the numbers PyTorch's CPU kernels write for the same generator state:
 - integers are a draw modulo the range (a 64-bit draw once the range reaches 2**28);
 - normals of 16 numbers or more fill uniforms and transform them by Box-Muller in blocks of
   16 (the first 8 against the last 8), redrawing the last 16 when the size is not a
-  multiple of 16 (float16's fill only the whole blocks before); fewer than 16 take the scalar path, two uniforms per pair of normals, the
-  second kept for the next call (it is part of the generator's state);
+  multiple of 16 (float16's fill only the whole blocks before); fewer than 16, or a tensor that
+  is not contiguous, take the scalar path, two uniforms per pair of normals, the second kept
+  for the next call (it is part of the generator's state);
 - ``randperm`` swaps each place with a later one picked by a draw (Fisher-Yates).
 
 Float32 normals of 16 or more use PyTorch's vectorised ``log``/``sin``/``cos``; ours are
@@ -28,12 +29,55 @@ import numpy as np
 if TYPE_CHECKING:  # (the generator's module imports this one, for its Draw op)
     from . import Generator
 
-__all__ = ["uniform", "normal", "integers", "random_bits", "randperm", "bernoulli", "exponential", "geometric",
+__all__ = ["memory_order", "in_order", "uniform", "normal", "integers", "random_bits", "randperm", "bernoulli", "exponential", "geometric",
            "log_normal", "cauchy", "multinomial"]  # fmt: skip
 
 #: mantissa digits of each float dtype (std::numeric_limits<T>::digits)
 _DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 11}
 _TWO_PI = 2.0 * math.pi
+
+
+def memory_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
+    """The dims of a tensor of ``shape`` and ``strides`` (in elements), slowest first, in the
+    order PyTorch's CPU kernels walk it (TensorIterator's: by stride, the smaller size innermost
+    on a tie, broadcast dims left where they are); ``None`` where that is row order, size-1
+    dims aside. Random fills draw in this order: ``x.t().uniform_()`` fills ``x``'s memory as
+    ``x.uniform_()`` would, and ``dropout(x.t())`` drops what ``dropout(x).t()`` drops.
+
+    >>> memory_order((3, 4), (1, 3))
+    (1, 0)
+    """
+    nd = len(shape)
+    perm = list(range(nd - 1, -1, -1))  # fastest first, as TensorIterator keeps them
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0 or s0 == s1 and shape[d0] <= shape[d1]:
+            return 0
+        return -1 if s0 < s1 else 1
+
+    for i in range(1, nd):  # (its insertion sort, which leaves a pair it cannot order in place)
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    order = tuple(reversed(perm))
+    big = [d for d in order if shape[d] != 1]
+    return None if big == sorted(big) else order
+
+
+def in_order(make: Any, shape: tuple, order: tuple[int, ...] | None) -> Any:
+    """``make(shape')`` (an array of draws in row order of ``shape'``) laid out in ``shape`` so
+    that the draws go in ``order`` (see :func:`memory_order`): row order of the permuted shape,
+    then the view back."""
+    if order is None:
+        return make(tuple(shape))
+    arr = make(tuple(shape[d] for d in order))
+    return arr.transpose(tuple(np.argsort(order)))
 
 
 def _numel(shape: Any) -> int:
@@ -138,11 +182,13 @@ def _fma_exact(a: float, b: float, c: float) -> float:
     return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
-def normal(gen: Generator, shape: Any, dtype: Any, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
-    """``Tensor.normal_(mean, std)`` (see the module's note on sizes below and above 16)."""
+def normal(gen: Generator, shape: Any, dtype: Any, mean: float = 0.0, std: float = 1.0,
+           serial: bool = False) -> np.ndarray:  # fmt: skip
+    """``Tensor.normal_(mean, std)`` (see the module's note on sizes below and above 16);
+    ``serial``: of a tensor that is not contiguous, which PyTorch fills one scalar draw at a time."""
     dt = np.dtype(dtype)
     n = _numel(shape)
-    if n < 16:
+    if n < 16 or serial:
         return np.array([_scalar_normal(gen, mean, std) for _ in range(n)], dtype=np.float64).astype(dt).reshape(shape)
     work = np.float64 if dt == np.float64 else np.float32
     full = n // 16 * 16
@@ -263,7 +309,10 @@ def multinomial(gen: Generator, probs: np.ndarray, num_samples: int, replacement
     the categories of weight 0 drawn last, in the order of their index: PyTorch's follow its sort)."""
     rows, cats = probs.shape
     if not replacement or num_samples == 1:
-        q = exponential(gen, probs.shape, probs.dtype, 1.0)
+        # (PyTorch's q is empty_like(probs).exponential_(): drawn in the weights' memory order)
+        strides = tuple(s // probs.itemsize for s in probs.strides)
+        q = in_order(lambda shape: exponential(gen, shape, probs.dtype, 1.0), probs.shape,
+                     memory_order(probs.shape, strides))  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = probs / q
         order = np.argsort(-keys, axis=1, kind="stable")

@@ -24,7 +24,7 @@ from ...engine.function import Function, InvalidArgumentError
 from ...engine.switches import _State, tracing
 from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
-from ...random import generator_for
+from ...random import generator_for, memory_order
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
@@ -506,6 +506,17 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
     return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
+def _laid_out_as(t: Tensor, dtype: Any, device: Any) -> Tensor | None:
+    """An empty tensor of ``t``'s shape in ``t``'s layout (the dims in its memory order, as
+    PyTorch's ``empty_like`` keeps them), for a random ``*_like`` to fill in that order; None
+    where ``t`` is in row order."""
+    order = memory_order(tuple(t.shape), t.stride())
+    if order is None:
+        return None
+    base = Tensor.zeros(tuple(t.shape[d] for d in order), dtype=dtype, device=device)
+    return base.permute(tuple(int(i) for i in np.argsort(order)))
+
+
 @public
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
@@ -539,6 +550,8 @@ def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: An
               requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
+    if (laid := _laid_out_as(t, dtype, device)) is not None:
+        return laid.uniform_(generator=generator).requires_grad_(requires_grad)
     return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -547,6 +560,8 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
                requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal draws in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
+    if (laid := _laid_out_as(t, dtype, device)) is not None:
+        return laid.normal_(generator=generator).requires_grad_(requires_grad)
     return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -567,6 +582,8 @@ def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, gener
     high = high if index_value(high) is None else index_value(high)
     if high is None:
         low, high = 0, low
+    if (laid := _laid_out_as(t, dtype, device)) is not None and low < high:
+        return laid.random_(low, high, generator=generator)
     return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
 
 

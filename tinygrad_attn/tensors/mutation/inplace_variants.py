@@ -11,6 +11,7 @@ the host, so a seed gives the same numbers on every device.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...functional.checks import tensor_arg
-from ...random import draw, generator_for
+from ...random import draw, generator_for, in_order, memory_order
 from ...random import transforms as rt
 from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import UnsupportedDtypeError, scalar_type_name
@@ -101,12 +102,18 @@ def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
 def _fill_drawn(t: Tensor, name: str, maker: str, params: tuple, generator: Any) -> Tensor:
     """``t`` filled in place with ``random.transforms.<maker>(gen, shape, dtype, *params)``;
     inside a trace the draws are an op (:class:`~tinygrad_attn.random.Draw`), so a replay
-    draws again instead of writing the traced numbers."""
+    draws again instead of writing the traced numbers. The draws go in ``t``'s memory order, as
+    PyTorch's kernels walk it (:func:`~tinygrad_attn.random.memory_order`), and a normal fill of a
+    tensor that is not contiguous takes PyTorch's scalar path."""
+    order = memory_order(tuple(t.shape), t.stride())
+    if maker == "normal":
+        params = (*params, not t.is_contiguous())
     if tracing():
         v = draw(("fill", maker, params), tuple(t.shape), t._data.dtype, Tensor.zeros((), device=t._dev),
-                 generator=generator)  # fmt: skip
+                 generator=generator, order=order)  # fmt: skip
         return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
-    return _fill_with(t, name, getattr(rt, maker)(_gen(generator, name), t.shape, t.dtype, *params))
+    gen = _gen(generator, name)
+    return _fill_with(t, name, in_order(lambda s: getattr(rt, maker)(gen, s, t.dtype, *params), t.shape, order))
 
 
 def _numbers(name: str, *params: Any) -> tuple:
@@ -127,6 +134,27 @@ def _float_only(t: Tensor, name: str) -> None:
         raise UnsupportedDtypeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
 
 
+def _not_complex(t: Tensor, name: str, continuous: str | None = None) -> None:
+    """PyTorch's refusal of a complex tensor for a fill that has no complex kernel: the
+    continuous distributions' RuntimeError, else its kernel's NotImplementedError."""
+    if t.dtype.kind != "c":
+        return
+    kind = scalar_type_name(t.dtype)
+    if continuous:
+        raise RuntimeError(f"{name}: {continuous} distribution is a continuous probability distribution. dtype must "
+                           f"be a floating point but you specified {kind}")  # fmt: skip
+    raise UnsupportedDtypeError(f"\"{name.rstrip('_')}_cpu\" not implemented for '{kind}'")
+
+
+def _complex_fill(t: Tensor, fill: Callable[[Tensor], Any]) -> Tensor:
+    """A complex tensor's fill, as PyTorch's: the real tensor of its parts (``view_as_real``,
+    written through) filled by the real fill, in that tensor's memory order."""
+    from ..elementwise.complex_numbers import view_as_real  # noqa: PLC0415 - loaded after the tensor's methods
+
+    fill(view_as_real(t))
+    return t
+
+
 def _gen(generator: Any, name: str) -> Any:
     return generator_for(generator, name)
 
@@ -138,6 +166,8 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
     _float_only(self, "uniform_")
     if a > b:
         raise RuntimeError(f"uniform_: expects from <= to, got from={a} > to={b}")
+    if self.dtype.kind == "c":  # (each part from [a, b))
+        return _complex_fill(self, lambda r: r.uniform_(a, b, generator=generator))
     return _fill_drawn(self, "uniform_", "uniform", (a, b), generator)
 
 
@@ -148,6 +178,8 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     _float_only(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
+    if self.dtype.kind == "c":  # (each part of mean ``mean`` and std ``std / sqrt(2)``: E|z - mean|^2 = std^2)
+        return _complex_fill(self, lambda r: r.normal_(mean, std / math.sqrt(2), generator=generator))
     return _fill_drawn(self, "normal_", "normal", (mean, std), generator)
 
 
@@ -156,6 +188,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
     A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
     (PyTorch uses another engine there, whose numbers are not reproduced)."""
+    _not_complex(self, "bernoulli_scalar" if not isinstance(p, Tensor) else "bernoulli_tensor")
     if not isinstance(p, Tensor):
         if not 0 <= p <= 1:
             raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
@@ -187,6 +220,11 @@ def random_(self: Tensor, from_: int = _NO_BOUND, to: int | None = None, *, gene
     range, refused as PyTorch's); without bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]``
     for integers (the numbers PyTorch draws for a seed)."""
     if to is None and from_ is _NO_BOUND:
+        _not_complex(self, "random_kernel")
+    if self.dtype.kind == "c":
+        raise RuntimeError("random_: check_random_bounds handles only integral, floating-point and boolean types, "
+                           f"not {scalar_type_name(self.dtype)}")  # fmt: skip
+    if to is None and from_ is _NO_BOUND:
         return _fill_drawn(self, "random_", "random_bits", (), generator)
     if to is None:  # random_(to)
         from_, to = 0, from_
@@ -202,6 +240,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     """Exponential draws of rate ``lambd``, in place (PyTorch's numbers for a seed)."""
     (lambd,) = _numbers("exponential_", lambd)
     _float_only(self, "exponential_")
+    _not_complex(self, "exponential_", "Exponential")
     if lambd <= 0:
         raise RuntimeError(f"exponential_: expects lambd > 0.0, got {lambd}")
     return _fill_drawn(self, "exponential_", "exponential", (lambd,), generator)
@@ -211,6 +250,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
     (p,) = _numbers("geometric_", p)
+    _not_complex(self, "geometric_")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_: expects p in (0, 1), got p={p}")
     return _fill_drawn(self, "geometric_", "geometric", (p,), generator)
@@ -221,6 +261,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     """``exp`` of normal draws of ``mean`` and ``std``, in place."""
     mean, std = _numbers("log_normal_", mean, std)
     _float_only(self, "log_normal_")
+    _not_complex(self, "log_normal_")
     if std <= 0:
         raise RuntimeError(f"log_normal_: expects std > 0.0, got {std}")
     return _fill_drawn(self, "log_normal_", "log_normal", (mean, std), generator)
@@ -231,6 +272,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     """Cauchy draws of ``median`` and scale ``sigma``, in place."""
     median, sigma = _numbers("cauchy_", median, sigma)
     _float_only(self, "cauchy_")
+    _not_complex(self, "cauchy_", "Cauchy")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
     return _fill_drawn(self, "cauchy_", "cauchy", (median, sigma), generator)
