@@ -20,6 +20,7 @@ from torch_oracle import torch_bernoulli_is_ours  # noqa: E402
 
 import tinygrad_attn as tga  # noqa: E402
 
+
 #: a layout: (base shape, permutation, per-dim step), the tensor is ``ones(base)[steps].permute(perm)``
 def _layouts(n: int, seed: int) -> list[tuple[tuple, tuple, tuple]]:
     rng = random.Random(seed)
