@@ -12,12 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import pickle
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -170,6 +171,14 @@ def _clear_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             p.grad.zero_()
 
 
+#: PyTorch's per-module hook registries (``_forward_hooks``: the hooks by handle id; the ``_with_kwargs``
+#: and ``_always_called`` ones: the ids of the hooks registered so)
+_HOOK_REGISTRIES = frozenset(
+    """_forward_hooks _forward_hooks_with_kwargs _forward_hooks_always_called _forward_pre_hooks
+    _forward_pre_hooks_with_kwargs _backward_hooks _backward_pre_hooks _state_dict_hooks _state_dict_pre_hooks
+    _load_state_dict_pre_hooks _load_state_dict_post_hooks""".split()
+)
+
 #: How many times any module's attributes changed (assigned, deleted, a buffer registered, a
 #: training flag set): ``tga.compile``'s guard re-reads a module's attributes only when it moved.
 _CHANGES = [0]
@@ -192,6 +201,15 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_scope_name", "")
         object.__setattr__(self, "training", True)
+
+    def __getattr__(self, name: str) -> Any:
+        """PyTorch's hook registries (``_forward_hooks``, ...), made at their first reading (a
+        module without hooks keeps none: nothing for a compiled step's guard to walk)."""
+        if name in _HOOK_REGISTRIES:
+            return _registry(self, name)
+        if name == "_is_full_backward_hook":
+            return None
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- registration -------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -288,6 +306,11 @@ class Module:
     def _call_impl(self, *args: Any, **kw: Any) -> Any:
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        if pre:  # (PyTorch's registries: the hook by id, and the ids of those taking kwargs)
+            pre = {i: (h, i in d.get("_forward_pre_hooks_with_kwargs", ())) for i, h in pre.items()}
+        if post:
+            kws, always = d.get("_forward_hooks_with_kwargs", ()), d.get("_forward_hooks_always_called", ())
+            post = {i: (h, i in kws, i in always) for i, h in post.items()}
         if _GLOBAL_FORWARD_PRE_HOOKS or _GLOBAL_FORWARD_HOOKS:  # (every module's: registered in this module)
             pre = {**_GLOBAL_FORWARD_PRE_HOOKS, **(pre or {})}
             post = {**_GLOBAL_FORWARD_HOOKS, **(post or {})}
@@ -300,10 +323,17 @@ class Module:
         _State.scope = Scope(self._scope_name, "module", prev, self)
         try:
             out = self.forward(*args, **kw)
+        except BaseException:
+            if post:  # (PyTorch's always_call hooks run on an error too, their errors dropped)
+                for hook, with_kwargs, always in list(post.values()):
+                    if always:
+                        with contextlib.suppress(Exception):
+                            hook(self, args, kw, None) if with_kwargs else hook(self, args, None)
+            raise
         finally:
             _State.scope = prev
         if post:
-            for hook, with_kwargs in list(post.values()):
+            for hook, with_kwargs, _ in list(post.values()):
                 got = hook(self, args, kw, out) if with_kwargs else hook(self, args, out)
                 if got is not None:
                     out = got
@@ -317,14 +347,15 @@ class Module:
         """PyTorch's: ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``)
         runs before each ``forward``; what it returns (not None) replaces the arguments (a
         single value becomes a one-tuple; ``with_kwargs``: an ``(args, kwargs)`` pair)."""
-        return _add_hook(self, "_forward_pre_hooks", (hook, with_kwargs), prepend)
+        handle = _add_hook(self, "_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
+        return handle
 
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                               with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:  # fmt: skip
         """PyTorch's: ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args,
         kwargs, output)``) runs after each ``forward``; what it returns (not None) replaces
         the output."""
-        return _add_hook(self, "_forward_hooks", (hook, with_kwargs), prepend)
+        return _add_hook(self, "_forward_hooks", hook, prepend, with_kwargs=with_kwargs, always_called=always_call)
 
     # -- traversal ----------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -1182,7 +1213,7 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
     """PyTorch's: ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
     output)``) after the ``forward`` of every module, before its own hooks; what it returns (not
     None) replaces the output."""
-    return _global_hook(_GLOBAL_FORWARD_HOOKS, (hook, with_kwargs))
+    return _global_hook(_GLOBAL_FORWARD_HOOKS, (hook, with_kwargs, always_call))
 
 
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -1231,15 +1262,17 @@ class RemovableHandle:
 
     _next_id = [0]
 
-    def __init__(self, hooks: dict) -> None:
+    def __init__(self, hooks: dict, extra: Sequence[dict] = ()) -> None:
         self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+        self._extra = [weakref.ref(d) for d in extra]  # (the registries marking the hook: with_kwargs, ...)
         self.id = RemovableHandle._next_id[0]
         RemovableHandle._next_id[0] += 1
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
+        for ref in (self._hooks_ref, *self._extra):
+            hooks = ref()
+            if hooks is not None:
+                hooks.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
         return self
@@ -1248,21 +1281,31 @@ class RemovableHandle:
         self.remove()
 
 
-def _add_hook(module: Module, registry: str, entry: tuple, prepend: bool) -> RemovableHandle:
-    hooks = module.__dict__.get(registry)
+def _registry(module: Module, name: str) -> OrderedDict:
+    hooks = module.__dict__.get(name)
     if hooks is None:
         hooks = OrderedDict()
-        object.__setattr__(module, registry, hooks)
+        object.__setattr__(module, name, hooks)
         _CHANGES[0] += 1  # (a new attribute: what tga.compile's guard reads of a module tree)
-    handle = RemovableHandle(hooks)
+    return hooks
+
+
+def _add_hook(module: Module, registry: str, entry: Any, prepend: bool, **flags: bool) -> RemovableHandle:
+    """``entry`` into ``module``'s ``registry`` under a new handle's id; each true flag adds the
+    id to the registry ``<registry>_<flag>`` (PyTorch's ``_forward_hooks_with_kwargs``)."""
+    hooks = _registry(module, registry)
+    marks = [_registry(module, f"{registry}_{f}") for f, on in flags.items() if on]
+    handle = RemovableHandle(hooks, extra=marks)
     hooks[handle.id] = entry
+    for m in marks:
+        m[handle.id] = True
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
 
 
 def _run_pre_hooks(module: Module, hooks: dict, args: tuple, kw: dict) -> tuple[tuple, dict]:
-    for hook, with_kwargs in list(hooks.values()):
+    for hook, with_kwargs in list(hooks.values()):  # (id -> (hook, takes kwargs))
         if with_kwargs:
             got = hook(module, args, kw)
             if got is not None:
