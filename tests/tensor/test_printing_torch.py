@@ -172,3 +172,14 @@ def test_shape_is_pytorchs_size(shape: tuple[int, ...]) -> None:
             bad(torch)
         with pytest.raises(TypeError):
             bad(tga)
+
+
+def test_constants_print_as_pytorchs():
+    """Every dtype, layout and memory format PyTorch names at its top level that we share prints
+    as PyTorch's (``print(x.layout)`` reads ``torch.strided``)."""
+    kinds = (torch.dtype, torch.layout, torch.memory_format)
+    names = [n for n in dir(torch) if isinstance(getattr(torch, n), kinds) and hasattr(tga, n)]
+    assert len(names) > 20
+    bad = [(n, repr(getattr(tga, n)), repr(getattr(torch, n))) for n in names
+           if (repr(getattr(tga, n)), str(getattr(tga, n))) != (repr(getattr(torch, n)), str(getattr(torch, n)))]  # fmt: skip
+    assert not bad, bad

@@ -458,7 +458,7 @@ class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
         self._name = name
 
     def __repr__(self) -> str:
-        return f"tinygrad_attn.{self._name}"
+        return f"torch.{self._name}"  # (as a dtype prints: a printed program reads as PyTorch's)
 
 
 #: the one layout of this library's tensors (``torch.strided``)
@@ -474,7 +474,7 @@ class memory_format:  # noqa: N801 - PyTorch's name (``torch.memory_format``)
         self._name = name
 
     def __repr__(self) -> str:
-        return f"tinygrad_attn.{self._name}"
+        return f"torch.{self._name}"  # (as a dtype prints: a printed program reads as PyTorch's)
 
 
 contiguous_format = memory_format("contiguous_format")
