@@ -495,7 +495,7 @@ class Optimizer:
         """PyTorch's layout: each group's settings (all but ``params``) in key order."""
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            lines += [""] * (i > 0) + [f"Parameter Group {i}"]  # (a blank line between groups)
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
 
