@@ -1382,9 +1382,9 @@ class ModuleList(_ListOf):
             else:
                 runs.append([i, i, text])
         if not runs:
-            return "ModuleList()"
+            return f"{type(self).__name__}()"
         lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + t.replace("\n", "\n  ") for a, b, t in runs]
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"  # (a subclass: its own name)
 
 
 class Sequential(ModuleList):

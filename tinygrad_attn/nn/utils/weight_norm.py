@@ -38,7 +38,10 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
         module.register_parameter(name + "_g", Parameter(_norm_except(weight, dim).detach()))
         module.register_parameter(name + "_v", Parameter(weight.detach()))
     cls = type(module)
-    object.__setattr__(module, "__class__", type(f"WeightNorm{cls.__name__}", (cls,), {name: _property(name, dim)}))
+    # (a subclass of the module's class for the property, under the class's own name: PyTorch keeps the
+    # class, so the module prints and names itself as before)
+    fields = {name: _property(name, dim), "__qualname__": cls.__qualname__, "__module__": cls.__module__}
+    object.__setattr__(module, "__class__", type(cls.__name__, (cls,), fields))
     object.__setattr__(module, "_weight_norm_of", (name, cls))
     return module
 
