@@ -194,3 +194,21 @@ def test_dropout_after_attention_as_pytorch(name, batch_first):
         results.append([t.detach().numpy() for t in out] + [lib.rand(2).numpy()])
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("mode", ["train", "eval", "eval no_grad", "eval no_grad no weights", "unbatched"])
+def test_attention_output_layout_as_pytorch(mode, batch_first):
+    """The layout a draw after attention reads: sequence-first memory (a transposed view when
+    batch-first), and batch-first memory on PyTorch's inference path."""
+    strides = []
+    for lib in (torch, tga):
+        lib.manual_seed(0)
+        m = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+        if mode != "train":
+            m.eval()
+        x = lib.randn(5, 8) if mode == "unbatched" else lib.randn(3, 5, 8)
+        with lib.no_grad() if "no_grad" in mode else lib.enable_grad():
+            out, _ = m(x, x, x, need_weights="no weights" not in mode)
+        strides.append(out.stride())
+    assert strides[1] == strides[0]

@@ -239,8 +239,10 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
         zeros = Tensor.zeros(n, 1, e, dtype=k.dtype, device=k.device)
         k, v, mask = _attend_one_more(k, v, mask, zeros, zeros)
     out, w = attend_heads(q, k, v, num_heads, mask, is_causal, dropout_p, need_weights,
-                          empty_rows_nan=need_weights or fast_path, time_major=True)  # fmt: skip
+                          empty_rows_nan=need_weights or fast_path, time_major=not fast_path)  # fmt: skip
     out = F.linear(out, out_proj_weight, out_proj_bias)  # (L, N, E), as PyTorch's
+    if fast_path:  # (PyTorch's inference kernel computes batch-first: (N, L, E) in memory)
+        out = out.transpose(0, 1)
     if w is not None and average_attn_weights:
         w = w.mean(axis=1)  # (N, L, S')
     return out, w
