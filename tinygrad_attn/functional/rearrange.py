@@ -150,6 +150,9 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {tuple(x.shape)}"
         )
     unbatched = x.ndim == 3
+    if 0 in x.shape[0 if unbatched else 1 :]:  # (only the batch may be empty, as in PyTorch)
+        raise InvalidArgumentError(f"{op}: Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                                   f"other non-zero dimensions for input, but got: {list(x.shape)}")  # fmt: skip
     x = x.unsqueeze(0) if unbatched else x
     k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
     out = _blocks(op, tuple(x.shape[2:]), k, d, p, s)
