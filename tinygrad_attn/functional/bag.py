@@ -42,14 +42,21 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
     off = host_integers(offsets, op, "offsets")
     if off.ndim != 1:
         raise ValueError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {off.ndim}")
-    if off.size and off[0] != 0:
-        raise InvalidArgumentError(f"{op}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                                   f"start from position 0. However, got {off[0]}")  # fmt: skip
-    if off.size and (off[-1] > ids.size or np.any(np.diff(off) < 0)):
-        raise InvalidArgumentError(f"{op}: offsets must be non-decreasing and at most the input's length {ids.size}")
     if include_last_offset:
         return off[:-1], off[1:]
     return off, np.append(off[1:], ids.size)
+
+
+def _check_offsets(op: str, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+    """PyTorch's kernel's checks of the bags' offsets (after its Python's, and after ``max_norm``)."""
+    if ids.ndim != 1 or not starts.size and not ends.size:
+        return
+    off = np.append(starts, ends[-1:])
+    if off.size and off[0] != 0:
+        raise InvalidArgumentError(f"{op}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                                   f"start from position 0. However, got {off[0]}")  # fmt: skip
+    if np.any(off > ids.size) or np.any(np.diff(off) < 0):
+        raise InvalidArgumentError(f"{op}: offsets must be non-decreasing and at most the input's length {ids.size}")
 
 
 @public(function=False, functional=True)
@@ -107,6 +114,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
             f"(got mode='{mode}'). Please open a feature request on GitHub."
         )
     same_dtype(op, weight, ("per_sample_weights", per_sample_weights))  # (PyTorch's kernel promotes none)
+    _check_offsets(op, ids, starts, ends)
     if b == 0 or longest == 0 or flat.size == 0:  # zeros, on the weight's graph (its gradient: zeros)
         zero = weight[:0].sum(0)
         if per_sample_weights is not None:
