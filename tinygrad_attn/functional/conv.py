@@ -145,7 +145,9 @@ def conv_reference(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups
     """The convolution in primitives: windows, one matmul with the weight, bias."""
     n, c = x.shape[:2]
     co = w.shape[0]
-    cols = _windows(x, geo).reshape(n, groups, (c // groups) * math.prod(geo.kernel), -1)  # (N, G, C/G*K, L)
+    cols = _windows(x, geo).reshape(
+        n, groups, (c // groups) * math.prod(geo.kernel), math.prod(geo.out)
+    )  # (N, G, C/G*K, L)
     y = (w.reshape(groups, co // groups, -1) @ cols).reshape((n, co) + tuple(geo.out))  # (N, O, *out)
     return y + b.reshape((co,) + (1,) * len(geo.out)) if b is not None else y
 
@@ -209,7 +211,7 @@ def _conv_transpose_half(x: Tensor, weight: Tensor, groups: int, stride: tuple, 
     cols = []
     for g in range(groups):
         w = weight[g * cg : (g + 1) * cg].astype(single).reshape(cg, -1)  # (cin/g, cog * kernel)
-        xg = x[:, g * cg : (g + 1) * cg].astype(single).reshape(n, cg, -1)  # (n, cin/g, pixels)
+        xg = x[:, g * cg : (g + 1) * cg].astype(single).reshape(n, cg, math.prod(x.shape[2:]))  # (n, cin/g, pixels)
         cols.append((w.transpose(0, 1) @ xg).astype(np.float16).reshape((n, cog) + kernel + spatial))
     col = cols[0] if groups == 1 else cat(cols, 1)
     y = None
@@ -463,7 +465,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
                                  f"got output_size[{d}]={o}")  # fmt: skip
         spatial = given
     n, c = x.shape[:2]
-    flat = x.reshape((n, c, -1))
+    flat = x.reshape((n, c, math.prod(x.shape[2:])))
     if math.prod(spatial) == 0 and flat.numel():  # (PyTorch's writes nothing; its backward's gather refuses)
         y = flat[..., :0].reshape((n, c) + spatial)
         if y.requires_grad:
@@ -472,7 +474,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
         return y.squeeze(0) if unbatched else y
     out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
     # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
-    at = idx.reshape((n, c, -1))
+    at = idx.reshape((n, c, math.prod(idx.shape[2:])))
     y = out.scatter(2, at, flat)
     if flat.requires_grad:  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
         from ..ops.gather_along import ScatterAddAlong  # noqa: PLC0415
