@@ -1125,7 +1125,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         pass
     elif num_classes == -1:
         if host.size == 0:
-            raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
+            raise InvalidArgumentError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(host.max()) + 1
     if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
         bad = host.min() if host.min() < 0 else host.max()
@@ -1266,7 +1266,9 @@ def _pad_steps(x: Tensor, pad: tuple[int, ...], mode: str, value: float | None) 
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         n = x.shape[axis]
         if n + lo + hi < 0:
-            raise ValueError(f"pad: cropping {-lo} and {-hi} from axis {axis} of size {n} leaves a negative size")
+            raise InvalidArgumentError(
+                f"pad: cropping {-lo} and {-hi} from axis {axis} of size {n} leaves a negative size"
+            )
         if lo == hi == 0:
             continue
         if mode == "constant":
@@ -1280,12 +1282,14 @@ def _pad_steps(x: Tensor, pad: tuple[int, ...], mode: str, value: float | None) 
             pos = np.where(pos >= n, 2 * (n - 1) - pos, pos)
         elif mode == "replicate":
             if n == 0:
-                raise ValueError(f"pad: replicate needs a non-empty axis {axis}")
+                raise InvalidArgumentError(f"pad: replicate needs a non-empty axis {axis}")
             pos = np.clip(pos, 0, n - 1)
         else:  # PyTorch crops first, then wraps what is left
             m, start = n + min(lo, 0) + min(hi, 0), max(-lo, 0)
             if max(lo, hi) > m:
-                raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
+                raise InvalidArgumentError(
+                    f"pad: circular padding ({lo}, {hi}) wraps around the axis of size {m} more than once"
+                )
             pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
         x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
     # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)

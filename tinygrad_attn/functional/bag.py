@@ -42,14 +42,21 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
     off = host_integers(offsets, op, "offsets")
     if off.ndim != 1:
         raise ValueError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {off.ndim}")
-    if off.size and off[0] != 0:
-        raise InvalidArgumentError(f"{op}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                                   f"start from position 0. However, got {off[0]}")  # fmt: skip
-    if off.size and (off[-1] > ids.size or np.any(np.diff(off) < 0)):
-        raise InvalidArgumentError(f"{op}: offsets must be non-decreasing and at most the input's length {ids.size}")
     if include_last_offset:
         return off[:-1], off[1:]
     return off, np.append(off[1:], ids.size)
+
+
+def _check_offsets(op: str, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+    """PyTorch's kernel's checks of the bags' offsets (after its Python's, and after ``max_norm``)."""
+    if ids.ndim != 1 or not starts.size and not ends.size:
+        return
+    off = np.append(starts, ends[-1:])
+    if off.size and off[0] != 0:
+        raise InvalidArgumentError(f"{op}: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                                   f"start from position 0. However, got {off[0]}")  # fmt: skip
+    if np.any(off > ids.size) or np.any(np.diff(off) < 0):
+        raise InvalidArgumentError(f"{op}: offsets must be non-decreasing and at most the input's length {ids.size}")
 
 
 @public(function=False, functional=True)
@@ -75,11 +82,6 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
         )
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(
-            f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
-            f"(got mode='{mode}'). Please open a feature request on GitHub."
-        )
     if not isinstance(weight, Tensor) or weight.ndim != 2:
         raise InvalidArgumentError(f"{op}: weight must be a 2-D (num_embeddings, embedding_dim) tensor")
     ids = host_integers(input, op, "input (indices)")
@@ -88,7 +90,6 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
             f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not None, then it must "
             f"have the same shape as the input ({tuple(ids.shape)})"
         )
-    same_dtype(op, weight, ("per_sample_weights", per_sample_weights))  # (PyTorch's promotes none)
     starts, ends = _bags(op, ids, offsets, include_last_offset)
     flat = ids.reshape(-1)
     n, dim = weight.shape
@@ -98,16 +99,27 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
         padding_idx %= n
     b = starts.size
     longest = int((ends - starts).max()) if b else 0
-    if b == 0 or longest == 0 or flat.size == 0:
-        return Tensor.zeros((b, dim), dtype=weight.dtype, device=weight.device)
     if flat.size and (flat.min() < 0 or flat.max() >= n):
         bad = flat.min() if flat.min() < 0 else flat.max()
         from ..tensors.tensor_functions import IndexRangeError  # noqa: PLC0415 - (imports this package)
 
         raise IndexRangeError(f"{op}: index {bad} is out of range for a weight of {n} rows")
     dev = weight._dev
-    if max_norm is not None:
+    if max_norm is not None and flat.size:
         _renorm_rows(weight, np.unique(flat), float(max_norm), float(norm_type))
+    # (PyTorch's Python renormalises the rows before it refuses the weights of a mode other than sum)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
+            f"(got mode='{mode}'). Please open a feature request on GitHub."
+        )
+    same_dtype(op, weight, ("per_sample_weights", per_sample_weights))  # (PyTorch's kernel promotes none)
+    _check_offsets(op, ids, starts, ends)
+    if b == 0 or longest == 0 or flat.size == 0:  # zeros, on the weight's graph (its gradient: zeros)
+        zero = weight[:0].sum(0)
+        if per_sample_weights is not None:
+            zero = zero + per_sample_weights.reshape(-1)[:0].sum()
+        return zero.expand(b, dim).contiguous()
     rows = weight.index_select(0, Tensor._wrap(dev.asarray(flat), dev))  # (M, dim)
     if scale_grad_by_freq and rows.requires_grad:
         scale = (1.0 / _frequency_divisors(flat)).astype(weight.dtype).reshape(-1, 1)

@@ -23,6 +23,7 @@ from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.switches import no_grad
 from ..ops import conv as _conv
+from ..ops.alias import RefusedDerivative
 from ..ops.conv import Geometry, im2col, lowest, out_size
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, cat
@@ -72,9 +73,18 @@ def _geometry(op: str, spatial: tuple[int, ...], kernel: tuple[int, ...], stride
 
 
 # -- convolution -----------------------------------------------------------------------
+def _empty_positions(op: str, x: Tensor) -> None:
+    """PyTorch's convolutions take an empty batch or no channels, not an empty spatial axis."""
+    if x.shape[0] and x.shape[1] and 0 in x.shape[2:]:
+        raise InvalidArgumentError(
+            f"{op}: Only zero batch or zero channel inputs are supported, but got input shape: {list(x.shape)}"
+        )
+
+
 def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: Any, padding: Any, dilation: Any,
                 groups: int) -> tuple[Tensor, bool, Geometry, int]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
+    _empty_positions(op, x)
     _F.tensor_operand(w, op, "weight", 2)
     if b is not None:
         _F.tensor_operand(b, op, "bias", 3)
@@ -135,7 +145,9 @@ def conv_reference(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups
     """The convolution in primitives: windows, one matmul with the weight, bias."""
     n, c = x.shape[:2]
     co = w.shape[0]
-    cols = _windows(x, geo).reshape(n, groups, (c // groups) * math.prod(geo.kernel), -1)  # (N, G, C/G*K, L)
+    cols = _windows(x, geo).reshape(
+        n, groups, (c // groups) * math.prod(geo.kernel), math.prod(geo.out)
+    )  # (N, G, C/G*K, L)
     y = (w.reshape(groups, co // groups, -1) @ cols).reshape((n, co) + tuple(geo.out))  # (N, O, *out)
     return y + b.reshape((co,) + (1,) * len(geo.out)) if b is not None else y
 
@@ -199,7 +211,7 @@ def _conv_transpose_half(x: Tensor, weight: Tensor, groups: int, stride: tuple, 
     cols = []
     for g in range(groups):
         w = weight[g * cg : (g + 1) * cg].astype(single).reshape(cg, -1)  # (cin/g, cog * kernel)
-        xg = x[:, g * cg : (g + 1) * cg].astype(single).reshape(n, cg, -1)  # (n, cin/g, pixels)
+        xg = x[:, g * cg : (g + 1) * cg].astype(single).reshape(n, cg, math.prod(x.shape[2:]))  # (n, cin/g, pixels)
         cols.append((w.transpose(0, 1) @ xg).astype(np.float16).reshape((n, cog) + kernel + spatial))
     col = cols[0] if groups == 1 else cat(cols, 1)
     y = None
@@ -218,6 +230,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     kernel's reach minus ``padding`` around them, then a stride-1 convolution with the
     kernel flipped and its in/out channels swapped within each group."""
     x, unbatched = _check_input(op, nd, input)
+    _empty_positions(op, x)
     if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
         raise InvalidArgumentError(
             f"{op}: weight must be {nd + 2}-D (in, out/groups, *kernel), got shape {getattr(weight, 'shape', None)}"
@@ -250,11 +263,19 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
         )
     out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
                 for n, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, outpad))  # fmt: skip
-    if any(v < 1 for v in out):
+    # (PyTorch's reference kernel refuses an empty output but for an empty batch, whose result is empty; its
+    # oneDNN kernel, which it picks for some float32 batches, returns an empty result instead)
+    if any(v < 0 for v in out) or (0 in out and x.shape[0]):
         raise InvalidArgumentError(
             f"{op}: input {tuple(x.shape)} with weight {tuple(weight.shape)}, stride {stride} and padding {pad} gives an "
             f"empty output {out}"
         )
+    if 0 in out:  # (an empty batch: on the graph of the input and the weight, whose gradients are zeros)
+        zero = x.reshape(-1)[:0].sum() + weight.reshape(-1)[:0].sum()
+        y = zero.expand((x.shape[0], cog * groups) + out).contiguous()
+        if bias is not None:
+            y = y + bias.reshape((-1,) + (1,) * nd)
+        return y.squeeze(0) if unbatched else y
     if x.dtype == np.float16 and weight.dtype == np.float16:
         y = _conv_transpose_half(x, weight, groups, stride, pad, dilation, out)
         if bias is not None:
@@ -429,15 +450,31 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
     pad = _ntuple(padding, nd, "padding", op)
     spatial = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel))
     if output_size is not None:
-        given = tuple(int(v) for v in output_size)[-nd:]  # (PyTorch ignores a leading N, C)
+        # PyTorch's rule: nd sizes (or nd + 2, a leading N, C ignored), each within a stride of the default
+        given = tuple(int(v) for v in output_size)
+        given = given[2:] if len(given) == nd + 2 else given
         if len(given) != nd:
-            raise InvalidArgumentError(f"{op}: output_size {tuple(output_size)} needs {nd} spatial sizes")
+            raise ValueError(f"{op}: output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
+                             f"has a length of '{len(given)}'")  # fmt: skip
+        for d, (o, n, s) in enumerate(zip(given, spatial, stride)):
+            if not n - s < o < n + s:
+                raise ValueError(f'{op}: invalid output_size "{list(output_size)}" (dim {d} must be between '
+                                 f"{n - s} and {n + s})")  # fmt: skip
+            if o < 0:
+                raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                                 f"got output_size[{d}]={o}")  # fmt: skip
         spatial = given
     n, c = x.shape[:2]
-    flat = x.reshape((n, c, -1))
+    flat = x.reshape((n, c, math.prod(x.shape[2:])))
+    if math.prod(spatial) == 0 and flat.numel():  # (PyTorch's writes nothing; its backward's gather refuses)
+        y = flat[..., :0].reshape((n, c) + spatial)
+        if y.requires_grad:
+            first = int(idx.reshape(-1)[0].item())
+            y = RefusedDerivative.apply(y, args=f"index {first} is out of bounds for dimension 2 with size 0")
+        return y.squeeze(0) if unbatched else y
     out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
     # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
-    at = idx.reshape((n, c, -1))
+    at = idx.reshape((n, c, math.prod(idx.shape[2:])))
     y = out.scatter(2, at, flat)
     if flat.requires_grad:  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
         from ..ops.gather_along import ScatterAddAlong  # noqa: PLC0415
@@ -509,6 +546,10 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     def setup(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: int | None) -> tuple[Tensor, bool, Geometry, Any]:  # fmt: skip
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        if nd == 3 and any(n < k for n, k in zip(x.shape[2:], geo.kernel)):  # (PyTorch's 3-d check, padding aside)
+            (t, h, w), (kt, kh, kw) = x.shape[2:], geo.kernel
+            raise InvalidArgumentError(f"{name}: input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: {kt} "
+                                       f"kH: {kh} kW: {kw})")  # fmt: skip
         if x.dtype.kind == "i":  # (PyTorch's int64 kernel: the sum divided as integers, toward zero; here in float64)
             x = x.astype(np.float64)
         return x, unbatched, geo, _avg_scale(x, geo, count_include_pad, divisor_override, name)
@@ -620,6 +661,19 @@ def adaptive_global_mean(op: str, nd: int, input: Any, output_size: Any) -> Tens
     return input.mean(tuple(range(-nd, 0)), keepdim=True)
 
 
+def _empty_refused(kernel: str, y: Tensor) -> Tensor:
+    """``y``, an adaptive pool's result with an empty output axis, whose backward PyTorch's kernel
+    (the 2-d one for 1-d and 2-d pools) refuses."""
+    if not y.requires_grad or 0 not in y.shape[2:]:
+        return y
+    kernel += "3d" if y.ndim == 5 else "2d"
+    at = next(i for i in range(2, y.ndim) if y.shape[i] == 0)
+    sizes = list(y.shape) if y.ndim > 3 else [*y.shape[:2], 1, y.shape[2]]
+    return RefusedDerivative.apply(y, args=f"{kernel}_backward(): Expected grad_output to have non-zero size for "
+                                   f"non-batch dimensions, but grad_output has sizes {sizes} with dimension "
+                                   f"{at + (y.ndim == 3)} being empty")  # fmt: skip
+
+
 def adaptive_avg_pool2d_reference(x: Tensor, ah: Any, aw: Any) -> Tensor:
     """``A_h @ x @ A_w.T`` in primitives (two matmuls)."""
     return (Tensor._wrap(ah, x._dev) @ x) @ Tensor._wrap(aw, x._dev).mT
@@ -630,7 +684,7 @@ def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
     if mean is not None:
         return mean
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
-    y = _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw))
+    y = _empty_refused("adaptive_avg_pool", _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw)))
     return y.squeeze(0) if unbatched else y
 
 
@@ -643,7 +697,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     if mean is not None:
         return mean
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
-    y = adaptive_avg_pool2d_reference(x, ah, aw)
+    y = _empty_refused("adaptive_avg_pool", adaptive_avg_pool2d_reference(x, ah, aw))
     return y.squeeze(0) if unbatched else y
 
 

@@ -88,11 +88,12 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
 _IMPOSSIBLE = -1e30
 
 
-def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unbatched: bool) -> np.ndarray:
-    """``(N, S)`` host targets, from padded ``(N, S)`` (``(S,)`` unbatched) or concatenated 1-D ones."""
+def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int) -> np.ndarray:
+    """``(N, S)`` host targets, from padded ``(N, S)`` or concatenated 1-D ones (as PyTorch's, an
+    unbatched input's 1-D targets too: their length is the target length)."""
     t = host_integers(targets, op, "targets")
     s_max = int(target_lengths.max()) if n else 0
-    if t.ndim == 1 and not unbatched:
+    if t.ndim == 1:
         if t.shape[0] != int(target_lengths.sum()):
             raise InvalidArgumentError(
                 f"{op}: concatenated targets of length {t.shape[0]} do not sum the target lengths "
@@ -140,7 +141,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
         raise RuntimeError(f"{op}: expected input_lengths in [0, {t_max}], got {in_len.tolist()}")
     if not 0 <= blank < c:
         raise RuntimeError(f"{op}: blank must be in label range [0, {c}), got {blank}")
-    tg = _ctc_targets(op, targets, tg_len, n, unbatched)  # (N, S)
+    tg = _ctc_targets(op, targets, tg_len, n)  # (N, S)
     s_max = tg.shape[1]
     width = 2 * s_max + 1
     ext = np.full((n, width), blank, np.int64)  # blank, l1, blank, l2, ..., blank

@@ -105,7 +105,7 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
         if t is not None and not isinstance(t, Tensor):
             refuse(op, what, at + 1, "Tensor!", t)
     _F._float(x, op)
-    if x.ndim < 3:
+    if x.ndim < (3 if use_input_stats else 2):  # (the running statistics normalise an (N, C) input too)
         raise InvalidArgumentError(
             f"{op}: input must be (N, C, *) with at least one position axis, got {tuple(x.shape)}"
         )

@@ -12,6 +12,7 @@ primitives. ``tinygrad_attn.functional`` re-exports every public name.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from . import checks as _F
 from .conv import (
     _adaptive_matrix,
     _check_input,
+    _empty_refused,
     _ntuple,
     adaptive_global_mean,
     avg_pool1d,
@@ -73,6 +75,7 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
         x = (x.transpose(2 + i, -1) @ a.mT).transpose(2 + i, -1)
     if any(m != 1 for m in out):  # (as PyTorch's, it keeps its input, except for a mean over everything)
         x = saved_for_backward(x, input)
+    x = _empty_refused("adaptive_avg_pool", x) if 0 in out else x
     return x.squeeze(0) if unbatched else x
 
 
@@ -117,7 +120,7 @@ def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices
     out = _output_size(op, nd, x, output_size)
     spatial = tuple(x.shape[2:])
     if 0 in out:  # (no windows: an empty result, still of x's graph, and empty indices)
-        y = x.flatten(2)[..., :0].reshape(tuple(x.shape[:2]) + out)
+        y = _empty_refused("adaptive_max_pool", x.flatten(2)[..., :0].reshape(tuple(x.shape[:2]) + out))
         idx = Tensor.zeros(y.shape, dtype=np.int64, device=x._dev)
         y, idx = (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
         return (y, idx) if return_indices else y
@@ -207,7 +210,12 @@ def _lp_pool(op: str, nd: int, input: Any, norm_type: float, kernel_size: Any, s
     x = _F.tensor_arg(input, op)
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
-    s = pool(x ** float(norm_type), kernel, stride, 0, ceil_mode) * float(math.prod(kernel))
+    s = pool(x ** float(norm_type), kernel, stride, 0, ceil_mode)
+    if nd == 1 and not isinstance(
+        kernel_size, numbers.Integral
+    ):  # (PyTorch's 1-d form multiplies by it, after the pool)
+        raise TypeError(f"mul(): argument 'other' (position 1) must be Tensor, not {type(kernel_size).__name__}")
+    s = s * float(math.prod(kernel))
     # PyTorch's root of sign(s) * relu(|s|): of s itself, but an all-zero window is 0 and passes no
     # gradient. Spelled as wheres, no root is taken at 0: its infinite slope (a product with relu's
     # 0/1 mask made it 0 * inf) and the warning of 0 ** -(1 - 1/p) stay out
@@ -270,6 +278,8 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
     spatial = tuple(x.shape[2:])
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     if output_size is None:
+        if nd == 2 and not isinstance(output_ratio, Sequence):  # (PyTorch's 2-d functional takes its length first)
+            raise TypeError(f"object of type '{type(output_ratio).__name__}' has no len()")
         if isinstance(output_ratio, Sequence) and len(output_ratio) > nd:
             raise ValueError(f"{op} requires output_ratio to either be a single Int or tuple of Ints.")
         ratio = (output_ratio,) * nd if not isinstance(output_ratio, Sequence) else tuple(output_ratio)

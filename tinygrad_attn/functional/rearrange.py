@@ -22,7 +22,7 @@ from ..engine.declare import accepts, public
 from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
 from ..ops.conv import im2col, out_size
-from ..ops.saved import saved_for_backward
+from ..ops.saved import ZeroDerivative, saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .conv import _ntuple, _pad
@@ -150,6 +150,9 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {tuple(x.shape)}"
         )
     unbatched = x.ndim == 3
+    if 0 in x.shape[0 if unbatched else 1 :]:  # (only the batch may be empty, as in PyTorch)
+        raise InvalidArgumentError(f"{op}: Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                                   f"other non-zero dimensions for input, but got: {list(x.shape)}")  # fmt: skip
     x = x.unsqueeze(0) if unbatched else x
     k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
     out = _blocks(op, tuple(x.shape[2:]), k, d, p, s)
@@ -293,7 +296,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     positions -> ``(N, C, H_out, W_out)`` (``(N, C, D, H, W)`` at ``(N, D_out, H_out, W_out, 3)``'s
     ``(x, y, z)``): ``mode`` ``"bilinear"`` (trilinear in 3-D), ``"nearest"`` or ``"bicubic"`` (4-D
     only), ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"``: PyTorch's ``F.grid_sample``,
-    a spatial transformer's sampler. Gradients reach the input and, but for nearest, the grid."""
+    a spatial transformer's sampler. Gradients reach the input and the grid (zeros for nearest)."""
     op = "grid_sample"
     x, g = _F.tensor_arg(input, op), _F.tensor_arg(grid, op)
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -362,7 +365,10 @@ def _grid_sample_steps(x: Tensor, g: Tensor, mode: str, padding_mode: str, align
         return saved_for_backward(out, x, g)  # (PyTorch's keeps the input and the grid)
     pos = [_padded_position(r, size, padding_mode, align_corners) for r, size in zip(raw, sizes)]
     if mode == "nearest":  # (the nearest pixel, ties to even, as PyTorch's nearbyint)
-        return saved_for_backward(at([p.detach().round() for p in pos]), x, g)  # (PyTorch's keeps both)
+        out = at([p.detach().round() for p in pos])
+        if g.requires_grad:  # (PyTorch's gradient of the grid there: zeros, not none)
+            out = ZeroDerivative.apply(out, g)
+        return saved_for_backward(out, x, g)  # (PyTorch's keeps both)
     lows = [p.detach().floor() for p in pos]
     highs = [p - lo for p, lo in zip(pos, lows)]  # (N, *out): the weights carry the gradient to the grid
     out = None

@@ -126,7 +126,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         if recompute_scale_factor:  # the ratio then comes from the sizes
             scales = None
     sizes = tuple(int(s) for s in sizes)
-    if any(s < 1 for s in sizes):
+    if mode != "area" and any(s < 1 for s in sizes):  # (area is an adaptive pool, which gives empty axes)
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {tuple(input.shape)} must be positive")
     # (PyTorch's kernels: uint8 and floats for the nearest modes and for bilinear and bicubic, whose
     # uint8 kernel computes in fixed point; floats for the others)

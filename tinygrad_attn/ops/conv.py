@@ -170,7 +170,7 @@ class Convolution(FusedFunction):
         co = w.shape[0]
         lsize = math.prod(geo.out)
         cols = ns.reshape(cols, (n, groups, (c // groups) * math.prod(geo.kernel), lsize))  # (N, G, C/G*K, L)
-        wm = ns.reshape(w, (groups, co // groups, -1))  # (G, O/G, C/G*K)
+        wm = ns.reshape(w, (groups, co // groups, math.prod(w.shape[1:])))  # (G, O/G, C/G*K)
         y = ns.reshape(ns.matmul(wm, cols), (n, co) + tuple(geo.out))  # (N, O, *out)
         if b is not None:
             y = y + ns.reshape(b, (co,) + (1,) * len(geo.out))
@@ -184,10 +184,10 @@ class Convolution(FusedFunction):
         if getattr(g.dtype, "kind", None) == "c":  # (the engine conjugates the inputs, not the windows kept here)
             cols = ns.device.xp.conj(cols)
         n, co = g.shape[:2]
-        gm = ns.reshape(g, (n, groups, co // groups, -1))  # (N, G, O/G, L)
+        gm = ns.reshape(g, (n, groups, co // groups, math.prod(g.shape[2:])))  # (N, G, O/G, L)
         gw = ns.sum(ns.matmul(gm, ns.matrix_transpose(cols)), axis=0)  # (G, O/G, C/G*K)
         gw = ns.reshape(gw, tuple(w.shape))
-        wm = ns.reshape(w, (groups, co // groups, -1))
+        wm = ns.reshape(w, (groups, co // groups, math.prod(w.shape[1:])))
         gcols = ns.matmul(ns.matrix_transpose(wm), gm)  # (N, G, C/G*K, L)
         gcols = ns.reshape(gcols, (n, padded[1], math.prod(geo.kernel)) + tuple(geo.out))
         gx = _unwindows(ns, gcols, padded, geo)
