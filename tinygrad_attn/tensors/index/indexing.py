@@ -206,6 +206,10 @@ def tensor_keys(key: Any, *, number_value: bool = False) -> Any:
     ``number_value``: a number is written (``x[mask] = 0``), PyTorch's ``masked_fill_``,
     which refuses a uint8 mask."""
     parts = key if isinstance(key, tuple) else (key,)
+    for k in parts:
+        if isinstance(k, np.bool_):  # (PyTorch's parser takes Python's bool, not NumPy's)
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got numpy.bool)")  # fmt: skip
     if not any(
         k.__class__ is list or (isinstance(k, (Tensor, np.ndarray)) and k.dtype not in _PLAIN_KEYS) for k in parts
     ):
@@ -258,6 +262,8 @@ def any_step_getitem(x: Tensor, key: Any) -> Tensor:
         # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
         m = key[0]
         return getitem(x.reshape(1), m.reshape(1) if isinstance(m, Tensor) else np.reshape(m, (1,)))
+    if len(key) > 1 and any(_is_scalar_bool(k) for k in key):
+        return any_step_getitem(*_scalar_bools_unsqueezed(x, key))
     if any(_is_bool_array(k) for k in key):
         _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
@@ -272,6 +278,28 @@ def any_step_getitem(x: Tensor, key: Any) -> Tensor:
 
 def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_scalar_bool(k: Any) -> bool:
+    return k.__class__ is bool or (_is_bool_array(k) and _bool_ndim(k) == 0)
+
+
+def _scalar_bools_unsqueezed(x: Tensor, key: tuple) -> tuple[Tensor, tuple]:
+    """PyTorch's reading of a bool (or 0-d bool tensor) among other keys (``x[True, None]``,
+    ``x[idx, mask_0d]``): a new axis of 1 where it stands, indexed by ``[0]`` (True) or ``[]``
+    (False) beside the key's other index arrays. The tensor with those axes, and the key that
+    indexes them."""
+    axes: list[Any] = []  # (the first pass: a new axis at each scalar bool, every other axis kept)
+    for k in key:
+        if _is_scalar_bool(k):
+            axes.append(None)
+        elif k is Ellipsis:
+            axes.append(Ellipsis)
+        elif k is not None:
+            axes.extend([slice(None)] * (_bool_ndim(k) if _is_bool_array(k) else 1))
+    keep = lambda k: bool(k.item() if isinstance(k, Tensor) else k)  # noqa: E731
+    rest = tuple(np.zeros(int(keep(k)), np.int64) if _is_scalar_bool(k) else k for k in key)
+    return any_step_getitem(x, tuple(axes)), rest
 
 
 def _block_start(entries: list[str]) -> int:
