@@ -310,7 +310,8 @@ def k_bits(r: random.Random) -> str:
            f"x ^ {2 * hi + 3}", "x & -1", "x | 0", "~x", f"x ^ {hi}", "x & x.flip(0)", "x.bitwise_not()",
            f"x.bitwise_and({hi})", f"x.bitwise_or({r.choice([lo, hi])})", "x.bitwise_xor(x)", f"{hi + 5} & x",
            "x & True", "x | torch.tensor(True)", f"x.clone().__ilshift__({max(k, 0)})", "x >> 1", "x << 1"]  # fmt: skip
-    # (a negative shift count: undefined in C; PyTorch's kernel gives 0 for both shifts of a negative count)
+    # (a negative count or one of the width or more: undefined in C, defined by PyTorch's kernels as shifting
+    # every bit out: 0, or -1 for a negative value shifted right)
     return _source([f"x = {x}"] + [f"T(lambda: {c})" for c in r.sample(ops, 5)])
 
 
