@@ -206,7 +206,15 @@ def k_index(r: random.Random) -> str:
                    "torch.tensor(-1)", "torch.tensor([1])", "torch.tensor(True)"])  # fmt: skip
     lines = [f"t = {t}.reshape(2, 3) if {t}.numel() == 6 else torch.arange(6.0).reshape(2, 3)", f"i0 = {i0}",
              "b0 = torch.tensor(True)", "f0 = torch.tensor(1.0)"]  # fmt: skip
-    return _source(lines + [f"T(lambda: A({c}))" for c in r.sample(INDEX_CALLS, 5)])
+    lines += [f"T(lambda: A({c}))" for c in r.sample(INDEX_CALLS, 5)]
+    for key in r.sample(SET_KEYS, 2):  # (and as keys of a write)
+        lines += ["u = t.detach().clone()", f"T(lambda: u.__setitem__({key}, 7))", "R(u)"]
+    return _source(lines)
+
+
+SET_KEYS = ["True", "False", "(True, None)", "(0, True)", "(..., b0)", "(b0, 1)", "np.int64(1)", "np.bool_(True)",
+            "np.array([0, 1])", "(i0, 0)", "(np.int32(0), slice(None, None, 2))", "np.array([True, False])",
+            "(torch.tensor(False), 0)", "(None, True, 1)", "[True, False]", "np.uint8(1)"]  # fmt: skip
 
 
 PYTHON_CALLS = [

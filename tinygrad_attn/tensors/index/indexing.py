@@ -225,7 +225,7 @@ def tensor_keys(key: Any, *, number_value: bool = False) -> Any:
         elif isinstance(k, Tensor) and k.ndim == 0 and dt.kind in "iu" and dt != np.uint8:
             pass  # (a 0-d integer tensor is an int, by its __index__)
         elif isinstance(k, (Tensor, np.ndarray)) and dt == np.uint8:
-            if number_value:
+            if number_value and k.ndim:  # (a 0-d one is a bool among the keys, not a mask to fill)
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char "
                                    f"(a uint8 key of shape {tuple(k.shape)}: write it as a bool mask, key != 0)")  # fmt: skip
             warn(_BYTE_MASK_WARNING, UserWarning)
@@ -476,6 +476,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise TypeError(f"can't assign a {name} to a {legacy_type_name(x)}: write x[...] = torch.tensor(value)")
     parts = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
+    if any(_is_scalar_bool(p) for p in parts):
+        # (a bool, or a 0-d bool tensor, is a new axis of 1 taken whole or not at all, as in getitem: x[True] = v
+        # writes everywhere, x[False] = v nowhere)
+        if not all(bool(p.item() if isinstance(p, Tensor) else p) for p in parts if _is_scalar_bool(p)):
+            return
+        parts = tuple(None if _is_scalar_bool(p) else p for p in parts)
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     if not basic and isinstance(value, Tensor) and value.dtype != x.dtype:
