@@ -908,7 +908,7 @@ class Tensor:
         """Pickle the values (a host copy, in this tensor's layout: a transposed one unpickles
         transposed), dtype, device name, ``requires_grad`` and name; never the graph, nor ``.grad``
         (as PyTorch's). A non-leaf pickles detached, as a leaf; ``t.data`` as a Tensor."""
-        return (_rebuild_tensor, (_copied_class(self), self._dev.to_host(self._data), self._dev.name,
+        return (_rebuild_tensor, (_copied_class(self), _pickled_memory(self._dev.to_host(self._data)), self._dev.name,
                                   self.requires_grad, self.name, None))  # fmt: skip
 
     def __copy__(self) -> Tensor:
@@ -1019,8 +1019,12 @@ def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name:
     t = cls.__new__(cls)
     if isinstance(arr, np.generic):  # (a 0-d value pickled as NumPy's scalar keeps its dtype)
         arr = np.asarray(arr)
+    viewed = isinstance(arr, tuple)
+    if viewed:  # (a view pickled with its memory: _pickled_memory)
+        memory, offset, shape, strides = arr
+        arr = np.ndarray(shape, memory.dtype, buffer=memory, offset=offset, strides=strides)
     Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
-    if adopt:
+    if adopt or (viewed and t._data.__class__ is np.ndarray):
         t._data = arr
     elif arr.__class__ is np.ndarray and t._data.__class__ is np.ndarray and t._data.strides != arr.strides:
         t._data = np.array(arr, order="K", copy=True)  # (the layout kept: strides as the pickled tensor's)
@@ -1033,22 +1037,44 @@ def _copied_class(t: Tensor) -> type:
     return Tensor if t.__class__ is _Untracked else t.__class__
 
 
+def _memory_root(data: np.ndarray) -> np.ndarray | None:
+    """The array owning the memory ``data`` views, where it lies plainly (C or F order), else None."""
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root if root.flags.c_contiguous or root.flags.f_contiguous else None
+
+
+def _view_of(data: np.ndarray, root: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """``data``'s view of ``root``, taken of ``memory`` (a copy of ``root``)."""
+    offset = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, buffer=memory, offset=offset, strides=data.strides)
+
+
 def _memory_copy(data: Any, memo: dict, dev: Device) -> Any:
     """A copy of ``data`` for ``copy.deepcopy``, in its layout: a view of the copy of the memory it
     views, that copy made once per ``memo`` (so views copied together stay views of one memory)."""
     if data.__class__ is not np.ndarray:
         return dev.copy(data)
-    root = data
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):  # (memory of no plain layout: a compact copy)
+    root = _memory_root(data)
+    if root is None:  # (memory of no plain layout: a compact copy)
         return np.array(data, order="K", copy=True)
     key = ("tensor memory", id(root))
     if key not in memo:
         memo[key] = root.copy(order="K")
         memo.setdefault(id(memo), []).append(root)  # (kept alive while the memo lives: its id stays its own)
+    return _view_of(data, root, memo[key])
+
+
+def _pickled_memory(data: Any) -> Any:
+    """What a pickle holds of a host array: the array, or for a view of other memory a copy of all
+    that memory with the view's offset, shape and strides, as PyTorch pickles a tensor's whole
+    storage, so that it unpickles in its layout (``x[:, 1]`` keeps its stride; NumPy's pickle would not)."""
+    root = _memory_root(data) if data.__class__ is np.ndarray and data.size else None
+    if root is None or root is data:
+        return data
     offset = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return np.ndarray(data.shape, data.dtype, buffer=memo[key], offset=offset, strides=data.strides)
+    return (root.copy(order="K"), offset, data.shape, data.strides)
 
 
 class _Untracked(Tensor):

@@ -227,7 +227,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
         raise refusal
     if not arr.flags.writeable:
         _warn_not_writable()
-    if arr.__class__ is not np.ndarray:  # (a matrix or a masked array: its memory as a plain array, as PyTorch's)
+    if isinstance(arr, (np.matrix, np.ma.MaskedArray)):  # (their memory as a plain array, as PyTorch's)
         arr = arr.view(np.ndarray)
     t = Tensor._wrap(arr, get_device("cpu"))
     share_with_numpy(arr)
