@@ -445,12 +445,8 @@ SLOW_SEEDS = range(130, 1560)
 _READ_ONLY = ("a tensor over memory NumPy holds read-only (np.broadcast_to, or a view made while the array was "
               "read-only): PyTorch's numpy() hands that memory back writable; here numpy() copies it (NumPy gives no "
               "writable view of read-only memory), so the array no longer shares the tensor's memory")  # fmt: skip
-_ARRAY_IN_DATA = ("an array PyTorch's data reader does not take as one (np.matrix, an array of strings) inside a list: "
-                  "PyTorch iterates it as a sequence until 'too many dimensions' (ValueError); here it is read as an "
-                  "array (a matrix) or refused as a string (TypeError)")  # fmt: skip
 KNOWN: dict[int, str] = {
     **dict.fromkeys([455, 767, 975, 1183, 1417, 1508], _READ_ONLY),
-    **dict.fromkeys([171, 340, 769, 847, 1315, 1393, 1510], _ARRAY_IN_DATA),
 }
 
 test_interop_programs_run_as_in_torch, test_more_interop_programs_run_as_in_torch = seed_tests(

@@ -97,6 +97,10 @@ class _Read:
             if not entries:  # (an empty sequence infers the default float, promoted with the rest)
                 self.kinds.add(float)
             return [self._read(d) for d in entries]
+        if isinstance(item, np.matrix):  # (its entries are matrices again: PyTorch's reader never reaches a number)
+            raise ValueError("too many dimensions 'matrix' (tensor: a np.matrix among the data; np.asarray(m) reads)")
+        if isinstance(item, np.ndarray) and item.ndim and item.dtype.kind in "US":  # (strings, read as PyTorch's)
+            return self._read(list(item))
         if item.__class__ is np.ndarray and item.ndim and item.dtype.newbyteorder("=") in _HELD:
             # (an array among the data: its entries, each a NumPy scalar of its dtype, as PyTorch reads it)
             self.typed = True
