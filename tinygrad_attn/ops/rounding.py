@@ -53,12 +53,6 @@ class Sign(_Stepwise):
         return raw.where(s == s, s, raw.zeros_like(s))
 
 
-def _astype(raw, x, dtype):
-    """``x`` cast, through the namespace's ``astype`` (the array API's) or the array's own (older CuPy)."""
-    cast = getattr(raw, "astype", None)
-    return cast(x, dtype) if cast is not None else x.astype(dtype)
-
-
 class Fmod(Function):
     """C's ``fmod(a, b)``: the remainder of truncated division, with the sign of ``a``.
 
