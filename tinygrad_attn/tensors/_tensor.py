@@ -550,6 +550,12 @@ class Tensor:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
         check_host_read(self, "__array__")
+        if copy is False:  # (PyTorch's __array__ takes no copy=: NumPy refuses np.array(t, copy=False) for it, first)
+            raise ValueError(
+                f"__array__: copy=False, but a tensor (on {self._dev.name}, dtype {self.dtype}) is not promised to "
+                "NumPy without a copy, as PyTorch's is not: Unable to avoid copy while creating an array as "
+                "requested; use np.asarray(t) or t.numpy() (the tensor's own memory on the CPU)"
+            )
         if self._requires_grad:  # (as ``numpy()``: NumPy would drop the graph unseen)
             raise RuntimeError(
                 f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
@@ -558,12 +564,6 @@ class Tensor:
         if self._data.__class__ is FreedArray:
             self._read("__array__")  # (raises, saying when the values were freed)
         arr = self._dev.to_host(self._data)
-        if copy is False:  # (PyTorch's __array__ takes no copy=: NumPy refuses np.array(t, copy=False) for it)
-            raise ValueError(
-                f"__array__: copy=False, but a tensor (on {self._dev.name}, dtype {self.dtype}) is not promised to "
-                "NumPy without a copy, as PyTorch's is not: Unable to avoid copy while creating an array as "
-                "requested; use np.asarray(t) or t.numpy() (the tensor's own memory on the CPU)"
-            )
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
         if copy:

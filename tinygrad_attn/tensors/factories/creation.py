@@ -121,7 +121,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             out = tensor(obj.copy() if isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
     else:
         out = as_tensor(obj, dtype=dtype, device=device)
-        shared = out is obj or (isinstance(obj, np.ndarray) and np.shares_memory(out._data, obj))
+        shared = out is obj or (isinstance(obj, np.ndarray) and (out._data is obj or np.shares_memory(out._data, obj)))
         if copy is False and not shared:
             if isinstance(obj, (Tensor, np.ndarray)):
                 from ..dtypes import scalar_type_name  # noqa: PLC0415
