@@ -121,6 +121,12 @@ def _is_int(v: Any) -> bool:
     return (type(v) is not bool and isinstance(v, (int, np.integer))) or _one_element_tensor(v, "iu")
 
 
+def _is_one_int(v: Any) -> bool:
+    """PyTorch's ``int`` (a dim, an index, a size): an int, a NumPy integer or a 0-d integer tensor; a
+    one-element tensor of one or more dims is refused there (taken only where an ``int[]`` goes)."""
+    return _is_int(v) and not (isinstance(v, _function.Tensor) and v.ndim != 0)
+
+
 def _is_float(v: Any) -> bool:
     return isinstance(v, (numbers.Number, np.number, np.bool_)) or _one_element_tensor(v, "biufc")
 
@@ -220,7 +226,7 @@ def is_dtype(v: Any) -> bool:
 #: each kind's test of a value that is not of the kind's plain Python class
 _TESTS: dict[str, Callable[[Any], bool]] = {
     "bool": lambda v: False,
-    "int": _is_int,
+    "int": _is_one_int,
     "float": _is_float,
     "str": lambda v: isinstance(v, str),
     "Tensor": _is_tensor_operand,

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..engine.switches import Scope, _State, active_tracer
 from ..engine.warn import warn as _user_warn
-from ..tensors._tensor import Tensor, _to_args
+from ..tensors._tensor import Tensor, _memory_copy, _to_args
 from ..tensors.factories.creation import typename
 from ..tensors.mutation.inplace import store_array
 
@@ -54,6 +54,14 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """A parameter over a clone of the values (in their layout), with ``requires_grad`` and
+        without ``.grad``, as PyTorch's: its memory is its own even among views copied with it."""
+        if id(self) not in memo:
+            copied = Tensor._wrap(_memory_copy(self._data, {}, self._dev), self._dev)  # (a memo of its own)
+            memo[id(self)] = type(self)(copied, self.requires_grad)
+        return memo[id(self)]
 
 
 class Buffer(Tensor):

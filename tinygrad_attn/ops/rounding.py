@@ -53,12 +53,6 @@ class Sign(_Stepwise):
         return raw.where(s == s, s, raw.zeros_like(s))
 
 
-def _astype(raw, x, dtype):
-    """``x`` cast, through the namespace's ``astype`` (the array API's) or the array's own (older CuPy)."""
-    cast = getattr(raw, "astype", None)
-    return cast(x, dtype) if cast is not None else x.astype(dtype)
-
-
 class Fmod(Function):
     """C's ``fmod(a, b)``: the remainder of truncated division, with the sign of ``a``.
 
@@ -76,19 +70,13 @@ class Fmod(Function):
 
     def forward(self, ns, a, b):
         raw = ns.device.xp
-        dt = ns.device.np_dtype(a.dtype)
-        if dt.kind == "i" and dt.itemsize < 8:  # (|a| of the dtype's least value overflows it: in int64)
-            wide = _astype(raw, a, raw.int64)
-            b = b if type(b) in (int, float) else _astype(raw, b, raw.int64)
-            return _astype(raw, self.forward_wide(raw, wide, b), a.dtype)
+        if ns.device.np_dtype(a.dtype).kind in "iu":
+            # (integers: from the floored remainder, which never takes |a|: |least value| overflows its dtype)
+            r = raw.remainder(a, b)
+            return raw.where((r != 0) & ((a < 0) != (b < 0)), r - b, r)
         r = raw.remainder(raw.abs(a), abs(b) if type(b) in (int, float) else raw.abs(b))
         if ns.device.np_dtype(r.dtype).kind == "f":
             return raw.copysign(r, a)
-        return raw.where(a < 0, -r, r)
-
-    @staticmethod
-    def forward_wide(raw, a, b):
-        r = raw.remainder(raw.abs(a), abs(b) if type(b) in (int, float) else raw.abs(b))
         return raw.where(a < 0, -r, r)
 
     def backward(self, g, ns, inputs, out):

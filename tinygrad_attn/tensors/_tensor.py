@@ -41,6 +41,7 @@ from ..ops.tensor_namespace import TensorNamespace
 from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
+from . import dtypes as _dtypes
 from . import promotion as _promotion
 from .dtypes import (
     _TORCH_DTYPES,
@@ -201,11 +202,8 @@ class Tensor:
             arr, src = data._data, data._dev
         elif isinstance(data, np.ndarray):
             arr, src = data, get_device("cpu")
-            if arr.dtype.kind in "OUSVMm":  # (objects, strings, records, dates: no tensor dtype holds them)
-                raise TypeError(
-                    f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The only supported types "
-                    "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
-                )
+            if (refusal := _dtypes.unheld_array_error(arr.dtype)) is not None:  # (objects, strings, dates, ...)
+                raise refusal
             if dev is None:
                 dev = default_device()
         elif isinstance(data, (str, bytes)):  # (PyTorch's error: a string is no data)
@@ -491,15 +489,16 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array: on the CPU the tensor's own memory, as PyTorch's (an
-        in-place change of either shows in the other); a copy from another device, of memory
-        that cannot be written (a broadcast), or with ``force``."""
+        in-place change of either shows in the other), with ``force`` too (it only lifts the
+        refusal of a tensor that requires grad); a copy from another device or of memory that
+        cannot be written (a broadcast)."""
         if self._requires_grad and not force:
             raise RuntimeError(
                 f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
                 "Use tensor.detach().numpy() instead."
             )
         data = self._data
-        if not force and data.__class__ is np.ndarray and data.flags.writeable:
+        if data.__class__ is np.ndarray and data.flags.writeable:  # (force: still the memory, as PyTorch's)
             check_host_read(self, "numpy")
             share_with_numpy(data)
             return data.view()
@@ -551,6 +550,12 @@ class Tensor:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
         check_host_read(self, "__array__")
+        if copy is False:  # (PyTorch's __array__ takes no copy=: NumPy refuses np.array(t, copy=False) for it, first)
+            raise ValueError(
+                f"__array__: copy=False, but a tensor (on {self._dev.name}, dtype {self.dtype}) is not promised to "
+                "NumPy without a copy, as PyTorch's is not: Unable to avoid copy while creating an array as "
+                "requested; use np.asarray(t) or t.numpy() (the tensor's own memory on the CPU)"
+            )
         if self._requires_grad:  # (as ``numpy()``: NumPy would drop the graph unseen)
             raise RuntimeError(
                 f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
@@ -559,11 +564,6 @@ class Tensor:
         if self._data.__class__ is FreedArray:
             self._read("__array__")  # (raises, saying when the values were freed)
         arr = self._dev.to_host(self._data)
-        if copy is False and (arr is not self._data or (dtype is not None and np.dtype(dtype) != arr.dtype)):
-            raise ValueError(
-                f"__array__: copy=False, but a tensor on {self._dev.name} (dtype {self.dtype}) cannot be handed "
-                f"to NumPy{' as ' + str(np.dtype(dtype)) if dtype is not None else ''} without a copy"
-            )
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
         if copy:
@@ -577,6 +577,10 @@ class Tensor:
         PyTorch's: a bool result becomes uint8."""
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
+        if (
+            refusal := _dtypes.unheld_array_error(array.dtype, "__array_wrap__")
+        ) is not None:  # (PyTorch's from_numpy of the result)
+            raise refusal
         return Tensor._wrap(np.asarray(array), get_device("cpu"))
 
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
@@ -901,14 +905,25 @@ class Tensor:
 
     # -- pickling and copying (io) ------------------------------------------------------
     def __reduce__(self) -> tuple:
-        """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
-        ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
-        return (_rebuild_tensor, (type(self), self._dev.to_host(self._data), self._dev.name, self.requires_grad,
-                                  self.name, self._grad))  # fmt: skip
+        """Pickle the values (a host copy, in this tensor's layout: a transposed one unpickles
+        transposed), dtype, device name, ``requires_grad`` and name; never the graph, nor ``.grad``
+        (as PyTorch's). A non-leaf pickles detached, as a leaf; ``t.data`` as a Tensor."""
+        return (_rebuild_tensor, (_copied_class(self), _pickled_memory(self._dev.to_host(self._data)), self._dev.name,
+                                  self.requires_grad, self.name, None))  # fmt: skip
+
+    def __copy__(self) -> Tensor:
+        """``copy.copy(t)``: a new leaf sharing this tensor's memory and layout, as PyTorch's (a
+        change of either shows in the other), with its ``requires_grad`` and without ``.grad``."""
+        out = _copied_class(self)._wrap(self._data, self._dev)
+        out.name = self.name
+        if self.requires_grad:
+            out.requires_grad_(True)
+        return out
 
     def __deepcopy__(self, memo: dict) -> Tensor:
-        """A new leaf with copied values and gradient on the same device. As PyTorch, a
-        tensor made by an op (not a leaf) refuses: copy ``t.detach()`` instead."""
+        """A new leaf with copied values, layout and gradient on the same device; tensors copied
+        together that share memory (a tensor and its views) share their copies' memory, as
+        PyTorch's. As PyTorch, a tensor made by an op (not a leaf) refuses: copy ``t.detach()``."""
         if self._ctx is not None:
             raise RuntimeError(
                 f"deepcopy: the tensor of shape {tuple(self.shape)} was made by an op ({type(self._ctx).__name__}), not by the user; "
@@ -916,7 +931,8 @@ class Tensor:
             )
         import copy  # noqa: PLC0415 - only when copying
 
-        out = _rebuild_tensor(type(self), self._dev.copy(self._data), self._dev, self.requires_grad, self.name, None)
+        out = _rebuild_tensor(_copied_class(self), _memory_copy(self._data, memo, self._dev), self._dev,
+                              self.requires_grad, self.name, None, adopt=True)  # fmt: skip
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)
@@ -997,14 +1013,68 @@ _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
 
 
 def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name: str | None,
-                    grad: Tensor | None) -> Tensor:  # fmt: skip
-    """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter)."""
+                    grad: Tensor | None, adopt: bool = False) -> Tensor:  # fmt: skip
+    """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter) holding
+    ``arr``'s values in its layout (``adopt``: ``arr`` itself, an array of the device made for it)."""
     t = cls.__new__(cls)
     if isinstance(arr, np.generic):  # (a 0-d value pickled as NumPy's scalar keeps its dtype)
         arr = np.asarray(arr)
+    viewed = isinstance(arr, tuple)
+    if viewed:  # (a view pickled with its memory: _pickled_memory)
+        memory, offset, shape, strides = arr
+        arr = np.ndarray(shape, memory.dtype, buffer=memory, offset=offset, strides=strides)
     Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
+    if adopt or (viewed and t._data.__class__ is np.ndarray):
+        t._data = arr
+    elif arr.__class__ is np.ndarray and t._data.__class__ is np.ndarray and t._data.strides != arr.strides:
+        t._data = np.array(arr, order="K", copy=True)  # (the layout kept: strides as the pickled tensor's)
     t.grad = grad
     return t
+
+
+def _copied_class(t: Tensor) -> type:
+    """The class a copy or a pickle of ``t`` has: its own, but a Tensor for what ``.data`` hands out."""
+    return Tensor if t.__class__ is _Untracked else t.__class__
+
+
+def _memory_root(data: np.ndarray) -> np.ndarray | None:
+    """The array owning the memory ``data`` views, where it lies plainly (C or F order), else None."""
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root if root.flags.c_contiguous or root.flags.f_contiguous else None
+
+
+def _view_of(data: np.ndarray, root: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """``data``'s view of ``root``, taken of ``memory`` (a copy of ``root``)."""
+    offset = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, buffer=memory, offset=offset, strides=data.strides)
+
+
+def _memory_copy(data: Any, memo: dict, dev: Device) -> Any:
+    """A copy of ``data`` for ``copy.deepcopy``, in its layout: a view of the copy of the memory it
+    views, that copy made once per ``memo`` (so views copied together stay views of one memory)."""
+    if data.__class__ is not np.ndarray:
+        return dev.copy(data)
+    root = _memory_root(data)
+    if root is None:  # (memory of no plain layout: a compact copy)
+        return np.array(data, order="K", copy=True)
+    key = ("tensor memory", id(root))
+    if key not in memo:
+        memo[key] = root.copy(order="K")
+        memo.setdefault(id(memo), []).append(root)  # (kept alive while the memo lives: its id stays its own)
+    return _view_of(data, root, memo[key])
+
+
+def _pickled_memory(data: Any) -> Any:
+    """What a pickle holds of a host array: the array, or for a view of other memory a copy of all
+    that memory with the view's offset, shape and strides, as PyTorch pickles a tensor's whole
+    storage, so that it unpickles in its layout (``x[:, 1]`` keeps its stride; NumPy's pickle would not)."""
+    root = _memory_root(data) if data.__class__ is np.ndarray and data.size else None
+    if root is None or root is data:
+        return data
+    offset = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return (root.copy(order="K"), offset, data.shape, data.strides)
 
 
 class _Untracked(Tensor):

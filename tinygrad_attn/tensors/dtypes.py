@@ -303,7 +303,11 @@ def result_type(*operands: object) -> np.dtype:
         else:
             tier = 2
             # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
-            kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
+            # (and a NumPy complex that is no Python complex as its real part, a float: np.complex64)
+            as_float = isinstance(x, np.bool_) or (
+                isinstance(x, np.complexfloating) and not isinstance(x, builtins.complex)
+            )
+            kind = "b" if isinstance(x, builtins.bool) else "f" if as_float else np.asarray(x).dtype.kind
             if kind == "O" and isinstance(x, builtins.int):  # (past uint64's range: PyTorch's parser's error)
                 raise OverflowError(f"int too big to convert: {x} is outside [-2**63, 2**64)")
             if kind not in _CATEGORY:  # (None, a string, a list of them: what PyTorch's parser refuses)
@@ -348,7 +352,43 @@ def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
     return int64 if dt.kind in "biu" else dt
 
 
-class finfo:  # noqa: N801 - PyTorch's name
+#: the NumPy dtypes a tensor holds (PyTorch's: no objects, strings, dates or long doubles)
+_HELD = frozenset(np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
+                                         "uint64", "float16", "float32", "float64", "complex64", "complex128"))  # fmt: skip
+
+
+def unheld_array_error(dt: np.dtype, op: str = "tensor") -> TypeError | None:
+    """PyTorch's ``TypeError`` for a NumPy array of a dtype no tensor holds (``object``, ``str``,
+    ``datetime64``, ``longdouble``, ...), or None for one it holds (in either byte order)."""
+    if dt.newbyteorder("=") in _HELD:
+        return None
+    return TypeError(
+        f"{op}: can't convert np.ndarray of type numpy.{dt.type.__name__}. The only supported types are: float64, float32, "
+        "float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
+    )
+
+
+class _Limits:
+    """What ``finfo`` and ``iinfo`` share with PyTorch's: two are equal when every field is (so
+    ``finfo(complex64) == finfo(float32)``), and neither is hashable."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __ne__(self, other: object) -> builtins.bool:
+        return not self.__eq__(other)
+
+
+#: the limits of the floating dtypes NumPy has none of (finfo's fields), as PyTorch gives them
+_UNHELD_FINFO = {
+    "bfloat16": {"bits": 16, "eps": 2.0**-7, "max": 3.3895313892515355e38, "smallest_normal": 2.0**-126,
+                 "resolution": 0.01},
+}  # fmt: skip
+
+
+class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """The limits of a floating dtype as Python floats, as ``torch.finfo``: ``eps``, ``max``,
     ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``bits`` and ``dtype`` (its name).
 
@@ -356,6 +396,13 @@ class finfo:  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
+        if type.__class__ is _UnheldDtype and type.name in _UNHELD_FINFO:
+            f = _UNHELD_FINFO[type.name]
+            self.bits, self.dtype = f["bits"], type.name
+            self.eps, self.max, self.min = f["eps"], f["max"], -f["max"]
+            self.tiny = self.smallest_normal = f["smallest_normal"]
+            self.resolution = f["resolution"]
+            return
         dt = _DEFAULT_FLOAT[0] if type is None else np.dtype(type)
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
@@ -371,15 +418,17 @@ class finfo:  # noqa: N801 - PyTorch's name
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")  # fmt: skip
 
 
-class iinfo:  # noqa: N801 - PyTorch's name
+class iinfo(_Limits):  # noqa: N801 - PyTorch's name
     """The limits of an integer dtype as Python ints, as ``torch.iinfo``: ``bits``, ``max``,
-    ``min`` and ``dtype`` (its name)."""
+    ``min`` and ``dtype`` (its name). Not of ``bool``, as PyTorch's."""
 
     def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's argument name
         dt = np.dtype(type)
-        if dt.kind not in "iub":
+        if dt.kind == "b":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if dt.kind not in "iu":
             raise TypeError(f"iinfo() requires an integer input type, got {dt}: use finfo for floats")
-        info = np.iinfo(np.uint8 if dt.kind == "b" else dt)
+        info = np.iinfo(dt)
         self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), dt.name
 
     def __repr__(self) -> str:

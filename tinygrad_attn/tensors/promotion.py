@@ -93,13 +93,13 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
             if _kind(a) in "fc":
                 return a, b
         elif cb is int and _kind(a) != "b":
-            return a, (b if 0 <= b <= 127 or _kind(a) in "fc" else _wrapped(a, b))
+            return a, (b if 0 <= b <= 127 else _wrapped(a, b))
     elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
         ca = a.__class__
         if ca is float and _kind(b) in "fc":
             return a, b
         if ca is int and _kind(b) != "b":
-            return (a if 0 <= a <= 127 or _kind(b) in "fc" else _wrapped(b, a)), b
+            return (a if 0 <= a <= 127 else _wrapped(b, a)), b
     # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
     # only where its category is higher (int32 + tensor(1) stays int32)
     dt = _dtypes.result_type(a, b)
@@ -117,14 +117,20 @@ def _cast(t: Tensor, dt: Any) -> Tensor:
 
 
 def _wrapped(t: Tensor, value: int) -> int:
-    """A Python int beside an integer tensor, as PyTorch casts it to the tensor's dtype:
-    wrapped around where out of its range (``uint8_tensor * 300`` multiplies by 44; NumPy
-    raises). Beyond int64 it stays, and NumPy's OverflowError names it."""
-    info = np.iinfo(t.dtype)
-    if info.min <= value <= info.max or not -(2**63) <= value < 2**64:
-        return value
-    span = info.max - info.min + 1
-    return (value - info.min) % span + info.min
+    """A Python int beside a tensor, as PyTorch casts it to the tensor's dtype: wrapped around
+    where out of an integer dtype's range (``uint8_tensor * 300`` multiplies by 44; NumPy raises).
+    Outside ``[-2**63, 2**64)`` PyTorch's parser refuses it whatever the tensor's dtype (its
+    ``OverflowError``)."""
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError(f"int too big to convert: {value} is outside [-2**63, 2**64)")
+    return wrapped_int(value, t.dtype) if t.dtype.kind in "iu" else value
+
+
+def wrapped_int(value: int, dt: Any) -> int:
+    """A Python int (in ``[-2**63, 2**64)``) as an integer dtype holds it: modulo ``2**bits`` into
+    its range, as C's cast from PyTorch's 64-bit number (``2**63 + 4`` is int64's ``-2**63 + 4``)."""
+    lo, hi = _INT_RANGE[np.dtype(dt).char]
+    return value if lo <= value <= hi else (value - lo) % (hi - lo + 1) + lo
 
 
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
@@ -157,8 +163,7 @@ def _number_for(t: Tensor, value: Any) -> Any:
     if value.__class__ is bool and t.dtype.kind != "b":
         return int(value) if t.dtype.kind in "iu" else float(value)
     if value.__class__ is int and (r := _INT_RANGE.get(_char(t))) is not None and not r[0] <= value <= r[1]:
-        span = r[1] - r[0] + 1
-        return (value - r[0]) % span + r[0]
+        return wrapped_int(value, _char(t))
     return value
 
 
@@ -198,9 +203,16 @@ def _where_operand(x: Any, like: Tensor) -> Any:
 
 
 def scalar_value(x: np.generic) -> Any:
-    """A NumPy scalar as the Python number PyTorch reads it as: its value, and a NumPy bool
-    as a float (PyTorch's argument parser knows no NumPy bool: ``int_tensor + np.True_`` is float32)."""
-    return float(x) if isinstance(x, np.bool_) else x.item()
+    """A NumPy scalar as the Python number PyTorch reads it as: its value, a NumPy bool as a float
+    (PyTorch's argument parser knows no NumPy bool: ``int_tensor + np.True_`` is float32), and a
+    complex one that is no Python complex (``np.complex64``) as the float NumPy makes of it, its
+    real part, with NumPy's ``ComplexWarning`` (``int_tensor + np.complex64(1j)`` adds 0.0)."""
+    if isinstance(x, np.bool_):
+        return float(x)
+    if isinstance(x, np.complexfloating) and not isinstance(x, complex):
+        _user_warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning)
+        return float(x.real)
+    return x.item()
 
 
 def promoted_operands(*xs: Any) -> list[Any]:
@@ -244,7 +256,7 @@ def _held_as(v: Any, dt: np.dtype) -> Any:
     """A Python int as an integer dtype holds it, as PyTorch wraps a number for ``+`` or ``|``
     (``uint8_tensor | 300`` is ``| 44``)."""
     if v.__class__ is int and dt.kind in "iu":
-        return np.asarray(v, dtype=np.int64).astype(dt).item()
+        return wrapped_int(v, dt)
     return v
 
 

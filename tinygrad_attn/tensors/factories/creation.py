@@ -28,7 +28,7 @@ from ...random import generator_for, memory_order
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype
+from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype, unheld_array_error
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn
 
@@ -63,6 +63,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         return Tensor(arr, device=device, requires_grad=requires_grad)
     if not isinstance(data, (np.ndarray, str, bytes)) and not is_array(data):
         refuse_data(data, dtype)
+    if (
+        isinstance(data, np.ndarray) and (refusal := _unshareable(data, "tensor")) is not None
+    ):  # (PyTorch reads it so too)
+        raise refusal
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -97,6 +101,18 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     :func:`from_numpy`). ``copy=True`` always copies (a tensor's copy stays in its graph);
     ``copy=False`` refuses with PyTorch's ``ValueError`` where a copy would be needed.
     ``requires_grad`` defaults to ``obj``'s (False for anything but a tensor)."""
+    if isinstance(obj, np.ndarray) and (refusal := _unshareable(obj, "asarray")) is not None:
+        raise refusal
+    if isinstance(obj, np.generic) and copy is False:
+        raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. "
+                           f"(asarray: a numpy.{type(obj).__name__})")  # fmt: skip
+    if (
+        isinstance(obj, np.ndarray)
+        and obj.ndim == 0
+        and copy is not True
+        and (dtype is None or np.dtype(dtype) == obj.dtype)
+    ):
+        obj = obj.copy()  # (a 0-d array is read as NumPy's scalar it holds, as PyTorch's: copied, even for copy=False)
     if copy is True:
         if isinstance(obj, Tensor):
             out = obj.clone() if dtype is None or np.dtype(dtype) == obj.dtype else obj.to(np.dtype(dtype))
@@ -105,7 +121,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             out = tensor(obj.copy() if isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
     else:
         out = as_tensor(obj, dtype=dtype, device=device)
-        shared = out is obj or (isinstance(obj, np.ndarray) and np.shares_memory(out._data, obj))
+        shared = out is obj or (isinstance(obj, np.ndarray) and (out._data is obj or np.shares_memory(out._data, obj)))
         if copy is False and not shared:
             if isinstance(obj, (Tensor, np.ndarray)):
                 from ..dtypes import scalar_type_name  # noqa: PLC0415
@@ -209,6 +225,10 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     refusal = _unshareable(arr)
     if refusal is not None:
         raise refusal
+    if not arr.flags.writeable:
+        _warn_not_writable()
+    if isinstance(arr, (np.matrix, np.ma.MaskedArray)):  # (their memory as a plain array, as PyTorch's)
+        arr = arr.view(np.ndarray)
     t = Tensor._wrap(arr, get_device("cpu"))
     share_with_numpy(arr)
     if _State.hook is not None:  # made inside a traced function, as the constructor's tensors
@@ -216,20 +236,44 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return t
 
 
-def _unshareable(arr: np.ndarray) -> Exception | None:
-    """Why a tensor cannot share ``arr``'s memory (PyTorch's refusals), or None where it can: a
-    dtype other than bool, integer, floating point or complex, or a foreign byte order."""
-    if arr.dtype.kind not in "biufc":
-        return TypeError(
-            f"from_numpy: can't convert np.ndarray of type {arr.dtype}; the supported types are floating point, "
-            "complex, integer and bool"
+_NOT_WRITABLE = [False]  # (whether the warning below was given: once, as PyTorch's)
+
+
+def _warn_not_writable() -> None:
+    """PyTorch's warning for a tensor sharing memory NumPy holds read-only (given once a program)."""
+    if not _NOT_WRITABLE[0]:
+        _NOT_WRITABLE[0] = True
+        _user_warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means "
+            "writing to this tensor will result in undefined behavior. You may want to copy the array to protect its "
+            "data or make it writable before converting it to a tensor. This type of warning will be suppressed for "
+            "the rest of this program.",
+            UserWarning,
         )
-    if not arr.dtype.isnative:
+
+
+def _negative_strides(arr: np.ndarray, op: str) -> ValueError | None:
+    if any(s < 0 for s in arr.strides):
         return ValueError(
-            "from_numpy: the array's byte order is not this machine's: convert it first, "
-            "arr.astype(arr.dtype.newbyteorder('='))"
+            f"{op}: At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            f"currently supported (an array of shape {arr.shape}, strides {arr.strides}). (You can probably work "
+            "around this by making a copy of your array  with array.copy().) "
         )
     return None
+
+
+def _unshareable(arr: np.ndarray, op: str = "from_numpy") -> Exception | None:
+    """Why a tensor cannot share ``arr``'s memory (PyTorch's refusals), or None where it can: a
+    dtype no tensor holds, a foreign byte order, or a negative stride (a reversed array). PyTorch
+    reads an array so wherever it is data (``tensor``, ``as_tensor``, ``asarray``), copied or not."""
+    if (refusal := unheld_array_error(arr.dtype, op)) is not None:
+        return refusal
+    if not arr.dtype.isnative:
+        return ValueError(
+            f"{op}: given numpy array has byte order different from the native byte order. Conversion between byte orders "
+            "is currently not supported: convert it first, arr.astype(arr.dtype.newbyteorder('='))"
+        )
+    return _negative_strides(arr, op)
 
 
 @public

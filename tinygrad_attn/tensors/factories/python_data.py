@@ -26,8 +26,8 @@ import numpy as np
 from ...engine.quiet import quiet
 from ...runtime.backend import device_of_array
 from .._tensor import Tensor
+from ..dtypes import _HELD, get_default_dtype, promote_types
 from ..dtypes import dtype as _TorchDtype
-from ..dtypes import get_default_dtype, promote_types
 
 _NUMBERS = (bool, int, float, complex)
 
@@ -97,6 +97,15 @@ class _Read:
             if not entries:  # (an empty sequence infers the default float, promoted with the rest)
                 self.kinds.add(float)
             return [self._read(d) for d in entries]
+        if isinstance(item, np.matrix):  # (its entries are matrices again: PyTorch's reader never reaches a number)
+            raise ValueError("too many dimensions 'matrix' (tensor: a np.matrix among the data; np.asarray(m) reads)")
+        if isinstance(item, np.ndarray) and item.ndim and item.dtype.kind in "US":  # (strings, read as PyTorch's)
+            return self._read(list(item))
+        if item.__class__ is np.ndarray and item.ndim and item.dtype.newbyteorder("=") in _HELD:
+            # (an array among the data: its entries, each a NumPy scalar of its dtype, as PyTorch reads it)
+            self.typed = True
+            self.kinds.add(np.dtype(item.dtype).newbyteorder("="))
+            return [self._read(v) for v in item]
         if isinstance(item, (np.generic, np.ndarray, Tensor)):
             self.typed, dt = True, np.dtype(item.dtype)
             self.kinds.add(dt)

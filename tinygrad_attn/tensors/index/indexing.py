@@ -206,6 +206,10 @@ def tensor_keys(key: Any, *, number_value: bool = False) -> Any:
     ``number_value``: a number is written (``x[mask] = 0``), PyTorch's ``masked_fill_``,
     which refuses a uint8 mask."""
     parts = key if isinstance(key, tuple) else (key,)
+    for k in parts:
+        if isinstance(k, np.bool_):  # (PyTorch's parser takes Python's bool, not NumPy's)
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got numpy.bool)")  # fmt: skip
     if not any(
         k.__class__ is list or (isinstance(k, (Tensor, np.ndarray)) and k.dtype not in _PLAIN_KEYS) for k in parts
     ):
@@ -221,7 +225,7 @@ def tensor_keys(key: Any, *, number_value: bool = False) -> Any:
         elif isinstance(k, Tensor) and k.ndim == 0 and dt.kind in "iu" and dt != np.uint8:
             pass  # (a 0-d integer tensor is an int, by its __index__)
         elif isinstance(k, (Tensor, np.ndarray)) and dt == np.uint8:
-            if number_value:
+            if number_value and k.ndim:  # (a 0-d one is a bool among the keys, not a mask to fill)
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char "
                                    f"(a uint8 key of shape {tuple(k.shape)}: write it as a bool mask, key != 0)")  # fmt: skip
             warn(_BYTE_MASK_WARNING, UserWarning)
@@ -258,6 +262,8 @@ def any_step_getitem(x: Tensor, key: Any) -> Tensor:
         # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
         m = key[0]
         return getitem(x.reshape(1), m.reshape(1) if isinstance(m, Tensor) else np.reshape(m, (1,)))
+    if len(key) > 1 and any(_is_scalar_bool(k) for k in key):
+        return any_step_getitem(*_scalar_bools_unsqueezed(x, key))
     if any(_is_bool_array(k) for k in key):
         _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
@@ -272,6 +278,28 @@ def any_step_getitem(x: Tensor, key: Any) -> Tensor:
 
 def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_scalar_bool(k: Any) -> bool:
+    return k.__class__ is bool or (_is_bool_array(k) and _bool_ndim(k) == 0)
+
+
+def _scalar_bools_unsqueezed(x: Tensor, key: tuple) -> tuple[Tensor, tuple]:
+    """PyTorch's reading of a bool (or 0-d bool tensor) among other keys (``x[True, None]``,
+    ``x[idx, mask_0d]``): a new axis of 1 where it stands, indexed by ``[0]`` (True) or ``[]``
+    (False) beside the key's other index arrays. The tensor with those axes, and the key that
+    indexes them."""
+    axes: list[Any] = []  # (the first pass: a new axis at each scalar bool, every other axis kept)
+    for k in key:
+        if _is_scalar_bool(k):
+            axes.append(None)
+        elif k is Ellipsis:
+            axes.append(Ellipsis)
+        elif k is not None:
+            axes.extend([slice(None)] * (_bool_ndim(k) if _is_bool_array(k) else 1))
+    keep = lambda k: bool(k.item() if isinstance(k, Tensor) else k)  # noqa: E731
+    rest = tuple(np.zeros(int(keep(k)), np.int64) if _is_scalar_bool(k) else k for k in key)
+    return any_step_getitem(x, tuple(axes)), rest
 
 
 def _block_start(entries: list[str]) -> int:
@@ -448,6 +476,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise TypeError(f"can't assign a {name} to a {legacy_type_name(x)}: write x[...] = torch.tensor(value)")
     parts = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
+    if any(_is_scalar_bool(p) for p in parts):
+        # (a bool, or a 0-d bool tensor, is a new axis of 1 taken whole or not at all, as in getitem: x[True] = v
+        # writes everywhere, x[False] = v nowhere)
+        if not all(bool(p.item() if isinstance(p, Tensor) else p) for p in parts if _is_scalar_bool(p)):
+            return
+        parts = tuple(None if _is_scalar_bool(p) else p for p in parts)
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     if not basic and isinstance(value, Tensor) and value.dtype != x.dtype:
