@@ -70,6 +70,7 @@ class Fmod(Function):
     """
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     primitive = True
     operands = ("a", "b")
     reads_output = False

@@ -29,6 +29,7 @@ from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
 from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype
+from ..layout import contiguous_format, preserve_format, relaid, strides_for
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn
 
@@ -264,9 +265,16 @@ def ones(
 
 
 @public
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Zeros (an uninitialised tensor would show whatever memory held before)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          memory_format: Any = None) -> Tensor:  # fmt: skip
+    """Zeros (an uninitialised tensor would show whatever memory held before), laid out in
+    ``memory_format`` (row-major by default, ``channels_last``: ``(N, H, W, C)`` in memory)."""
+    out = zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    if memory_format is None or memory_format is contiguous_format:
+        return out
+    if memory_format is preserve_format:
+        raise RuntimeError("empty: preserve memory format is unsupported by the empty operator")
+    return relaid(out, strides_for(out.shape, out.stride(), memory_format))
 
 
 @public(method=True, static=True)
@@ -506,53 +514,68 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
     return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
+def _laid_like(out: Tensor, t: Tensor, memory_format: Any) -> Tensor:
+    """``out``, new, laid out as PyTorch's ``empty_like(t, memory_format=)`` (``preserve_format``:
+    ``t``'s layout); its values stay where they are in its shape."""
+    return relaid(out, strides_for(t.shape, t.stride(), memory_format))
+
+
 @public
-def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad), t, memory_format)
 
 
 @public
-def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Ones of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad), t, memory_format)
 
 
 @public
-def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (see :func:`empty`)."""
-    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 @public
 def full_like(t: Tensor, fill_value: float, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(out, t, memory_format)
 
 
 @public
 def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(out, t, memory_format)
 
 
 @public
 def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:  # fmt: skip
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Standard normal draws in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(out, t, memory_format)
 
 
 @public(dtypes="numeric")
 def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, generator: Any = None, dtype: Any = None,
-                 device: Any = None) -> Tensor:  # fmt: skip
+                 device: Any = None, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``;
     that ``high`` may be a one-element tensor, as PyTorch's ``randint_like(input, Tensor high)``)."""
     shape, dtype, device = _like(t, dtype, device)
@@ -567,7 +590,7 @@ def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, gener
     high = high if index_value(high) is None else index_value(high)
     if high is None:
         low, high = 0, low
-    return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
+    return _laid_like(randint(low, high, shape, generator=generator, dtype=dtype, device=device), t, memory_format)
 
 
 @public(method=True)
