@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..tensors.layout import of_operands as _laid_out_as_operands
 from . import saved as _saved
 from . import switches
+from .layout import of_operands as _laid_out_as_operands
 from .quiet import FP_STATE as _FP_STATE
 from .quiet import QUIET as _QUIET
 from .switches import Hook, _State
@@ -428,7 +428,7 @@ class Function:
             _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
-        elif n > 1 and cls.laid_out_as is not None and out_data.ndim > 1:
+        elif cls.laid_out_as is not None and out_data.ndim > 1:
             out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
         out = _new(Tensor)
         out._data = out_data

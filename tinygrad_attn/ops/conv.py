@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import FusedFunction
-from ..tensors.layout import in_format_of
+from ..engine.layout import in_format_of
 
 
 def out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
-from ..tensors.layout import row_major_array
+from ..engine.layout import row_major_array
 from . import cpu_kernels
 from .alias import NoDerivative
 from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
@@ -468,6 +468,7 @@ class Gelu(FusedFunction):
     """GELU, exact (``args="none"``) or with the tanh approximation (``args="tanh"``)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     name = "gelu"
     reads_output = False
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..engine.function import Function, InvalidArgumentError
-from ..tensors.layout import row_major_array
+from ..engine.layout import row_major_array
 
 
 def rows_shape(x):

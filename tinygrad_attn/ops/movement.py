@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine.backward import SliceGradient
 from ..engine.function import Function
-from ..tensors.layout import joined
+from ..engine.layout import joined
 
 
 class Reshape(Function):

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..engine import function as _function
 from ..engine.function import Function
+from ..engine.layout import row_major_array
 from ..engine.switches import no_grad
-from ..tensors.layout import row_major_array
 
 
 def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:

@@ -8,7 +8,7 @@ the prefix sum of ``g`` reversed, reversed back.
 from __future__ import annotations
 
 from ..engine.function import Function
-from ..tensors.layout import row_major_array
+from ..engine.layout import row_major_array
 
 
 def cumsum_array(ns, a, axis: int):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import arguments as _arguments
+from ..engine import layout as _layout
 from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import (
@@ -41,7 +42,6 @@ from ..ops.tensor_namespace import TensorNamespace
 from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
-from . import layout as _layout
 from . import promotion as _promotion
 from .dtypes import (
     _TORCH_DTYPES,

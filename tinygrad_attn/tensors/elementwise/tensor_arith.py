@@ -12,12 +12,12 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import check_dtype, public
+from ...engine.layout import relaid, row_major
 from ...engine.switches import tracing
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import OperandDtypeError, UnsupportedDtypeError, fill_value_in, scalar_type_name
-from ..layout import relaid, row_major
 from ..promotion import (
     _FLOATS,
     _as_float,

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...engine import layout as _memory
 from ...engine.arguments import missing
 from ...engine.composite import recorded_as
 from ...engine.declare import public
+from ...engine.layout import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_operand
@@ -22,10 +24,8 @@ from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .. import dtypes as _dtypes
-from .. import layout as _memory
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError
-from ..layout import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
 from ..shape import dims
 
@@ -77,7 +77,7 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     gradient is ``div(a, b, rounding_mode="floor")``'s)."""
     a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        q = _float_floor_quotient(_float_operand(a, like), _float_operand(b, like))
+        q = _memory.pointwise_result(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
         given = [x for x in (a, b) if isinstance(x, Tensor) and x.requires_grad]
         return NoDerivative.apply(_zero_gradient_of(q, *given), args="floor_divide") if given else q
     return IntFloorDivide.apply(a, b)

@@ -21,6 +21,7 @@ import numpy as np
 from ...engine.arguments import index_value, ints, refuse
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function, InvalidArgumentError
+from ...engine.layout import contiguous_format, preserve_format, relaid, strides_for
 from ...engine.switches import _State, tracing
 from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
@@ -29,7 +30,6 @@ from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
 from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype
-from ..layout import contiguous_format, preserve_format, relaid, strides_for
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn
 
@@ -54,7 +54,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             out = data.detach().clone()
             out = out if dtype is None else out.astype(dtype)
             return out.requires_grad_(requires_grad) if requires_grad else out
-        return _copy_of_tensor(data, dtype, device, requires_grad)
+        out = _copy_of_tensor(data, dtype, device, requires_grad)
+        return out if out._dev is not data._dev else relaid(out, strides_for(data.shape, data.stride(), None))
     if data is None:  # (PyTorch's reading: data of no dtype; an operand None stays the operators' TypeError)
         raise RuntimeError("Could not infer dtype of NoneType (tensor: None is no data)")
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)

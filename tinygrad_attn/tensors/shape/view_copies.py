@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...engine.declare import public
+from ...engine.layout import contiguous_format
 from ...functional.checks import tensor_arg as _tensor
 from .._tensor import Tensor
-from ..layout import contiguous_format
 from . import dims
 
 

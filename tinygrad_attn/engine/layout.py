@@ -8,7 +8,10 @@ order random fills write), so a copy lays its elements out as PyTorch's would:
 - ``contiguous_format``: row-major; ``channels_last``: ``(N, H, W, C)`` in memory for a 4-d tensor
   (``channels_last_3d``: ``(N, D, H, W, C)`` for a 5-d one).
 
-Strides are in elements, as ``Tensor.stride()`` gives them. An array of a given layout is a
+:class:`~tinygrad_attn.engine.function.Function` lays out the result of every op that declares
+``laid_out_as`` (the pointwise ones) by :func:`of_operands`; the ops whose PyTorch result is
+row-major or in their input's format say so where they compute it (:func:`row_major_array`,
+:func:`in_format_of`). Strides are in elements, as ``Tensor.stride()`` gives them. An array of a given layout is a
 row-major array of the permuted shape, seen through the inverse permutation: one allocation, on
 any backend.
 
@@ -184,7 +187,7 @@ def allocate(dev: Any, shape: Sequence[int], dtype: Any, strides: Sequence[int] 
     as ``strides`` say (which must be dense: of :func:`strides_for`); row-major without them."""
     shape = tuple(shape)
     new = dev.empty if dev is not None else lambda s, dt: _namespace(None, like).empty(s, dtype=dt)
-    if strides is None or is_contiguous_as(shape, strides):
+    if strides is None or tuple(strides) == row_major(shape):
         return new(shape, dtype)
     outer_first = sorted(range(len(shape)), key=lambda d: (-strides[d], -shape[d], -d))
     inverse = [0] * len(shape)
@@ -247,8 +250,10 @@ def of_operands(dev: Any, out: Any, operands: Sequence[Any]) -> Any:
     operands disagree). A copy only where operands of different layouts gave another one."""
     arrays = [a for a in operands if getattr(a, "ndim", 0)]
     flags = [getattr(a, "flags", None) for a in arrays]
-    if None in flags or all(f.c_contiguous for f in flags):  # (row-major operands: a row-major result)
+    if None in flags:
         return out
+    if all(f.c_contiguous for f in flags):  # (row-major operands: a row-major result)
+        return out if out.flags.c_contiguous else copy_into(dev, out, row_major(out.shape))
     if not _broadcast_to(out.shape, arrays):  # (a result of another shape: no elementwise one)
         return out
     strides = [tuple(abs(s) for s in _broadcast_strides(a, out.shape)) for a in arrays]
@@ -298,3 +303,24 @@ def in_format_of(a: Any, x: Any) -> Any:
     fmt = suggest_memory_format(x.shape, strides_of(x)) if x.ndim == a.ndim else contiguous_format
     want = strides_for(a.shape, strides_of(a), fmt)
     return a if strides_of(a) == want or 0 in a.shape else copy_into(None, a, want)
+
+
+def row_major_result(t: Any) -> Any:
+    """Tensor ``t``, just computed, row-major (the ops PyTorch gives a contiguous result whatever
+    their input's layout: ``layer_norm``, ``tril``/``triu``, ``leaky_relu``-like ``rrelu``, ...)."""
+    return relaid(t, row_major(t.shape))
+
+
+def result_in_format_of(t: Any, x: Any) -> Any:
+    """Tensor ``t``, just computed from tensor ``x`` (a normalisation, padding or resize of it), in
+    the memory format ``x`` suggests, as PyTorch's CPU kernels give theirs."""
+    fmt = suggest_memory_format(x.shape, x.stride()) if t.ndim == x.ndim else contiguous_format
+    return relaid(t, strides_for(t.shape, row_major(t.shape), fmt))
+
+
+def pointwise_result(t: Any, *operands: Any) -> Any:
+    """Tensor ``t``, just computed pointwise from ``operands`` (tensors or numbers) by several ops,
+    laid out as PyTorch's one TensorIterator op lays out its result (:func:`of_operands`)."""
+    if t.ndim > 1:
+        t._data = of_operands(t._dev, t._data, [getattr(x, "_data", x) for x in operands])
+    return t
