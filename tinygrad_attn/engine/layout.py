@@ -211,6 +211,10 @@ def copy_into(dev: Any, a: Any, strides: Sequence[int], dtype: Any = None) -> An
 
 def copy_as(dev: Any, a: Any, memory_format: Any = None, dtype: Any = None) -> Any:
     """A copy of array ``a`` (in ``dtype`` when given) laid out as PyTorch's copy in ``memory_format``."""
+    flags = getattr(a, "flags", None)
+    if dtype is None and flags is not None and flags.c_contiguous and 1 not in a.shape:
+        if memory_format is None or memory_format is preserve_format or memory_format is contiguous_format:
+            return dev.copy(a)  # (the common case, quickly)
     return copy_into(dev, a, strides_for(a.shape, strides_of(a), memory_format), dtype)
 
 
@@ -248,12 +252,16 @@ def of_operands(dev: Any, out: Any, operands: Sequence[Any]) -> Any:
     PyTorch's TensorIterator lays out its output: the order of dims the operands' strides give,
     the first operand deciding first (NumPy's ``order='K'`` keeps row-major order where the
     operands disagree). A copy only where operands of different layouts gave another one."""
+    for a in operands:  # (the common case first, quickly: row-major operands give a row-major result)
+        flags = getattr(a, "flags", None)
+        if flags is not None and not flags.c_contiguous:
+            break
+    else:
+        flags = getattr(out, "flags", None)
+        return out if flags is None or flags.c_contiguous else copy_into(dev, out, row_major(out.shape))
     arrays = [a for a in operands if getattr(a, "ndim", 0)]
-    flags = [getattr(a, "flags", None) for a in arrays]
-    if None in flags:
+    if any(getattr(a, "flags", None) is None for a in arrays):
         return out
-    if all(f.c_contiguous for f in flags):  # (row-major operands: a row-major result)
-        return out if out.flags.c_contiguous else copy_into(dev, out, row_major(out.shape))
     if not _broadcast_to(out.shape, arrays):  # (a result of another shape: no elementwise one)
         return out
     strides = [tuple(abs(s) for s in _broadcast_strides(a, out.shape)) for a in arrays]
@@ -273,8 +281,9 @@ def joined(out: Any, parts: Sequence[Any], new_dim: int | None = None) -> Any:
     """Array ``out``, a join (``cat``; ``stack``: a cat along ``new_dim`` of the parts unsqueezed
     there) of the arrays ``parts``, laid out as PyTorch's: in the memory format all parts suggest
     (channels-last ones give a channels-last result), else row-major."""
-    if not hasattr(out, "strides"):
-        return out
+    flags = getattr(out, "flags", None)
+    if flags is None or (flags.c_contiguous and all(p.flags.c_contiguous for p in parts)):
+        return out  # (row-major parts: a row-major join)
     formats = set()
     for p in parts:
         shape, st = p.shape, strides_of(p)
@@ -289,7 +298,8 @@ def joined(out: Any, parts: Sequence[Any], new_dim: int | None = None) -> Any:
 def row_major_array(a: Any) -> Any:
     """Array ``a`` (a reduction's, a scan's, a matrix product's result) row-major as PyTorch's
     are, its dims of size 1 included (NumPy's keep the order of the input's remaining dims)."""
-    if not hasattr(a, "strides") or a.ndim < 2:
+    flags = getattr(a, "flags", None)
+    if flags is None or a.ndim < 2 or (flags.c_contiguous and 1 not in a.shape):
         return a
     want = row_major(a.shape)
     return a if strides_of(a) == want else copy_into(None, a, want)
