@@ -24,6 +24,7 @@ any backend.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -178,7 +179,11 @@ def strides_for(shape: Sequence[int], strides: Sequence[int], memory_format: Any
 
 
 def _namespace(dev: Any, a: Any) -> Any:
-    return dev.xp if dev is not None else a.__array_namespace__()
+    """The array module of device ``dev``, or else of array ``a`` (NumPy's, CuPy's)."""
+    if dev is not None:
+        return dev.xp
+    spaced = getattr(a, "__array_namespace__", None)
+    return spaced() if spaced is not None else importlib.import_module(type(a).__module__.partition(".")[0])
 
 
 def allocate(dev: Any, shape: Sequence[int], dtype: Any, strides: Sequence[int] | None = None,
