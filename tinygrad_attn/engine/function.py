@@ -428,7 +428,8 @@ class Function:
             _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
-        elif cls.laid_out_as is not None and out_data.ndim > 1:
+        elif cls.laid_out_as is not None and out_data.ndim > 1 and (cls.elementwise is None or n - numbers > 1):
+            # (NumPy's ufuncs of one array, numbers beside it, keep its layout as PyTorch's do)
             out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
         out = _new(Tensor)
         out._data = out_data
