@@ -67,6 +67,8 @@ CALLS = {
     "alpha_dropout": ("F.alpha_dropout(X, 0.3, True)", True),
     "init.uniform_": ("nn.init.uniform_(X, -1, 2)", False),
     "init.normal_": ("nn.init.normal_(X, 0.5, 3)", False),
+    "init.trunc_normal_": ("nn.init.trunc_normal_(X, std=2.0)", False),
+    "init.trunc_normal_ narrow": ("nn.init.trunc_normal_(X, 3.0, 1.0, -1.0, 0.5)", False),
     "init.xavier_uniform_": ("nn.init.xavier_uniform_(X)", False),
     "init.kaiming_normal_": ("nn.init.kaiming_normal_(X)", False),
 }

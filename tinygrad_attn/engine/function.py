@@ -30,6 +30,7 @@ import numpy as np
 
 from . import saved as _saved
 from . import switches
+from .layout import of_operands as _laid_out_as_operands
 from .quiet import FP_STATE as _FP_STATE
 from .quiet import QUIET as _QUIET
 from .switches import Hook, _State
@@ -333,12 +334,19 @@ class Function:
     view = False
     rebases = False
     no_edge: tuple[int, ...] = ()
+    #: An elementwise op's C expression over its operands (see ``ops/__init__.py``)
+    elementwise: str | None = None
+    #: The inputs whose layouts in memory decide the result's, as PyTorch's TensorIterator lays out
+    #: a pointwise op's result (``slice(0, None)``: all; every op with an ``elementwise`` expression)
+    laid_out_as: slice | None = None
     #: Whether a complex gradient's backward reads the conjugates of the inputs and output (see
     #: :func:`_conjugated_for_complex`); False for the ops that are not holomorphic (``abs``, ``real``).
     conjugate_backward = True
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
+        if cls.__dict__.get("elementwise") is not None and "laid_out_as" not in cls.__dict__:
+            cls.laid_out_as = slice(0, None)
         if "forward" in cls.__dict__ and cls.op_name_of() in HALF_IN_FLOAT32:
             cls.forward = _half_in_float32(cls.__dict__["forward"])
         if "backward" in cls.__dict__ and cls.conjugate_backward:
@@ -420,6 +428,9 @@ class Function:
             _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
+        elif cls.laid_out_as is not None and out_data.ndim > 1 and (cls.elementwise is None or n - numbers > 1):
+            # (NumPy's ufuncs of one array, numbers beside it, keep its layout as PyTorch's do)
+            out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
         out = _new(Tensor)
         out._data = out_data
         out._dev = dev

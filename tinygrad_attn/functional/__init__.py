@@ -24,6 +24,7 @@ from ..engine import declare as _declare
 from ..engine.arguments import missing, refuse
 from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.layout import result_in_format_of, row_major_result
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
@@ -325,11 +326,11 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
         normalized_shape = x.shape[-1:]
     shape = _trailing_shape("layer_norm", x, normalized_shape, weight=weight, bias=bias)
     if len(shape) == 1:
-        return _layer_norm_last(x, weight, bias, eps)
+        return row_major_result(_layer_norm_last(x, weight, bias, eps))  # (PyTorch's: row-major, any input)
     n = math.prod(shape)  # several axes normalised together are one axis
     w = None if weight is None else weight.reshape(n)
     b = None if bias is None else bias.reshape(n)
-    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(x.shape)
+    return row_major_result(_layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(x.shape))
 
 
 def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor | None) -> tuple[int, ...]:
@@ -1293,7 +1294,8 @@ def _pad_steps(x: Tensor, pad: tuple[int, ...], mode: str, value: float | None) 
             pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
         x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
     # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)
-    return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
+    out = x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
+    return result_in_format_of(out, x0) if mode == "constant" else out  # (PyTorch's constant pad keeps the format)
 
 
 @public

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.layout import row_major_result
 from ..ops.saved import ZeroDerivative, saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
@@ -312,7 +313,7 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
     if inplace:
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)
-        return saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x)
+        return row_major_result(saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x))
     check_dtype("rrelu", x, "float3264")  # (the noise kernel has no float16; the mean slope has)
     slope = draw("rrelu", x.shape, x.dtype, x.detach(), p=(lower, upper))
     return where(x > 0, x, x * slope)

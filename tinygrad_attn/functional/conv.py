@@ -21,6 +21,7 @@ from ..engine.arguments import int_or_ints
 from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.layout import result_in_format_of
 from ..engine.switches import no_grad
 from ..ops import conv as _conv
 from ..ops.alias import RefusedDerivative
@@ -658,7 +659,7 @@ def adaptive_global_mean(op: str, nd: int, input: Any, output_size: Any) -> Tens
     if len(sides) != nd or any(s != 1 for s in sides):
         return None
     _F._float(input, op)
-    return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    return result_in_format_of(input.mean(tuple(range(-nd, 0)), keepdim=True), input)  # (in input's format)
 
 
 def _empty_refused(kernel: str, y: Tensor) -> Tensor:
@@ -772,6 +773,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if bias is not None:
         y = y + bias.reshape(bshape)
     y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16)
+    y = result_in_format_of(y, x0)  # (PyTorch's kernel writes in its input's format)
     return saved_for_backward(y, x0, weight, joint=True)  # (PyTorch's backward: one op of the input and weight)
 
 

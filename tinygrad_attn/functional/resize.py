@@ -17,6 +17,7 @@ import numpy as np
 
 from ..engine.composite import recorded_as
 from ..engine.declare import check_dtype, public
+from ..engine.layout import result_in_format_of
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from ..tensors.dtypes import float16, uint8
@@ -141,7 +142,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     # (PyTorch's one node of the mode's kernel: UpsampleNearest1DBackward0, UpsampleBilinear2DAaBackward0, ...)
     name = f"upsample_{mode.replace('-', '_')}{nd}d"
     with recorded_as(f"_{name}_aa" if antialias else name, input):
-        return _resized(input, sizes, scales, mode, align_corners, antialias)
+        return result_in_format_of(_resized(input, sizes, scales, mode, align_corners, antialias), input)
 
 
 def _resized(input: Tensor, sizes: tuple, scales: tuple | None, mode: str, align_corners: bool | None,  # noqa: A002

@@ -498,6 +498,7 @@ class Module:
         The tensors stay the same objects, so optimizers holding them follow (their
         state moves at their next ``step``).
         """
+        kw.pop("memory_format", None)  # (the parameters keep their layouts)
         dev, dtype, _ = _to_args(args, kw, "Module.to")
         if dtype is not None and np.dtype(dtype).kind not in "fc":
             raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")

@@ -26,6 +26,7 @@ class ArrayFunction(Function):
     function's (``functools.partial``'s: the wrapped function's)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)  # (laid out as a pointwise op of the inputs where its result has their shape)
     name = "array_function"
     differentiable = False
     keep = ()

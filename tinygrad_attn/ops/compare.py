@@ -16,7 +16,8 @@ def _compare(name: str, fn: Any, elementwise: str | None = None) -> type[Functio
         return fn(ns, a, b)
 
     return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
-                                    "name": name.lower(), "elementwise": elementwise, "__module__": __name__})  # fmt: skip
+                                    "name": name.lower(), "elementwise": elementwise, "__module__": __name__,
+                                    "laid_out_as": slice(0, None)})  # (each pointwise)  # fmt: skip
 
 
 Less = _compare("Less", lambda ns, a, b: a < b, "{0} < {1}")

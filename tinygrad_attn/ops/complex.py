@@ -109,6 +109,7 @@ class Complex(Function):
     """``complex(re, im)``: ``re + i im`` of two real tensors. Gradients: ``real(g)``, ``imag(g)``."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     keep = ()
     reads_values = False
     reads_output = False

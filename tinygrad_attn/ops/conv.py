@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import FusedFunction
+from ..engine.layout import in_format_of
 
 
 def out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
@@ -175,7 +176,7 @@ class Convolution(FusedFunction):
         if b is not None:
             y = y + ns.reshape(b, (co,) + (1,) * len(geo.out))
         self.ctx = (cols, padded)
-        return y
+        return in_format_of(y, x)
 
     def backward_arrays(self, g, ns, inputs, out):
         _, w, b = inputs
@@ -237,7 +238,7 @@ class MaxPooling(FusedFunction):
         geo = self.args
         cols, padded = _windows(ns, x, geo, lowest(x.dtype))  # (N, C, K, *out)
         self.ctx = (ns.argmax(cols, axis=2), padded)
-        return ns.max(cols, axis=2)
+        return in_format_of(ns.max(cols, axis=2), x)
 
     def backward_arrays(self, g, ns, inputs, out):
         geo = self.args
@@ -288,7 +289,7 @@ class AveragePooling(FusedFunction):
         geo, scale = self.args
         cols, padded = _windows(ns, x, geo)
         self.ctx = (padded, x.dtype)
-        return ns.astype(ns.sum(cols, axis=2) * scale, x.dtype)
+        return in_format_of(ns.astype(ns.sum(cols, axis=2) * scale, x.dtype), x)
 
     def backward_arrays(self, g, ns, inputs, out):
         geo, scale = self.args
@@ -338,7 +339,7 @@ class AdaptiveAveragePooling2d(FusedFunction):
 
     def forward(self, ns, x):
         ah, aw = self.args
-        return ns.matmul(ns.matmul(ah, x), ns.matrix_transpose(aw))  # (N, C, OH, OW)
+        return in_format_of(ns.matmul(ns.matmul(ah, x), ns.matrix_transpose(aw)), x)  # (N, C, OH, OW)
 
     def backward_arrays(self, g, ns, inputs, out):
         ah, aw = self.args

@@ -483,6 +483,7 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     no_edge = (0,)  # (the condition is no edge of PyTorch's node)
     primitive = True
     elementwise = "({0} ? {1} : {2})"

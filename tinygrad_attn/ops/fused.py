@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
+from ..engine.layout import row_major_array
 from . import cpu_kernels
 from .alias import NoDerivative
 from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
@@ -28,6 +29,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def softmax_array(ns, x, axis):
+    x = row_major_array(x)  # (PyTorch's softmax is row-major whatever its input's layout)
     k = ns.kernels
     if k is not None and axis in (-1, x.ndim - 1) and k.supports(x):  # CUDA: one kernel, one pass
         return k.softmax(x)
@@ -123,6 +125,7 @@ class LogSoftmaxAlongDim(FusedFunction):
         return self.backward_arrays(g, ns, inputs, out)
 
     def forward(self, ns, x):
+        x = row_major_array(x)  # (PyTorch's log_softmax is row-major whatever its input's layout)
         z = x - ns.max(x, axis=self.args, keepdims=True)
         z -= ns.log(ns.sum(ns.exp(z), axis=self.args, keepdims=True))
         return z
@@ -465,6 +468,7 @@ class Gelu(FusedFunction):
     """GELU, exact (``args="none"``) or with the tanh approximation (``args="tanh"``)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     name = "gelu"
     reads_output = False
 

@@ -369,6 +369,7 @@ class Igamma(Function):
     does this (asking for it raises, as there)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     primitive = True
     name = "igamma"
     operands = ("a", "x")

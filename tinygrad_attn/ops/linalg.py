@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..engine.function import Function, InvalidArgumentError
+from ..engine.layout import row_major_array
 
 
 def rows_shape(x):
@@ -61,7 +62,7 @@ class Matmul(Function):
         try:
             if b.ndim == 2 and a.ndim > 2:
                 return batch_times_matrix(ns, a, b)
-            return ns.matmul(a, b)
+            return row_major_array(ns.matmul(a, b))  # (NumPy's batched product may follow a's batch order)
         except (ValueError, TypeError):
             raise matmul_shape_error(tuple(a.shape), tuple(b.shape)) from None
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..engine.backward import SliceGradient
 from ..engine.function import Function
+from ..engine.layout import joined
 
 
 class Reshape(Function):
@@ -173,7 +174,7 @@ class Cat(Function):
     reads_output = False
 
     def forward(self, ns, *arrays):
-        return ns.concat(arrays, axis=self.args)
+        return joined(ns.concat(arrays, axis=self.args), arrays)
 
     def backward(self, g, ns, inputs, out):
         axis = self.args
@@ -191,8 +192,8 @@ class Stack(Function):
     args_label = "axis"
     reads_output = False
 
-    def forward(self, ns, *arrays):
-        return ns.stack(arrays, axis=self.args)
+    def forward(self, ns, *arrays):  # (laid out as PyTorch's: a cat of the parts with a new dim)
+        return joined(ns.stack(arrays, axis=self.args), arrays, new_dim=self.args)
 
     def backward(self, g, ns, inputs, out):
         return Split(self.args, (1,) * len(inputs), False).gradients(self, g, ns)

@@ -20,6 +20,7 @@ class Argsort(Function):
     order is PyTorch's CUDA sort's own, not reproduced: there ties keep their order."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)  # (PyTorch's sort keeps its input's layout)
     differentiable = False
 
     def forward(self, ns, a):

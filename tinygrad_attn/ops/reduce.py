@@ -8,6 +8,7 @@ import numpy as np
 
 from ..engine import function as _function
 from ..engine.function import Function
+from ..engine.layout import row_major_array
 from ..engine.switches import no_grad
 
 
@@ -26,7 +27,7 @@ class Sum(Function):
 
     def forward(self, ns, a):
         axis, keepdims = self.args
-        return ns.sum(a, axis=axis, keepdims=keepdims)
+        return row_major_array(ns.sum(a, axis=axis, keepdims=keepdims))
 
     def backward(self, g, ns, inputs, out):
         shape = tuple(inputs[0].shape)
@@ -48,7 +49,7 @@ class Max(Function):
 
     def forward(self, ns, a):
         axis, keepdims = self.args
-        return getattr(ns, self.pick)(a, axis=axis, keepdims=keepdims)
+        return row_major_array(getattr(ns, self.pick)(a, axis=axis, keepdims=keepdims))
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]

@@ -64,6 +64,7 @@ class Fmod(Function):
     """
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     primitive = True
     operands = ("a", "b")
     reads_output = False

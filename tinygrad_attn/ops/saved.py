@@ -26,6 +26,7 @@ class Saved(Function):
     are the tensors PyTorch's op saves: kept, and checked for in-place changes, not read."""
 
     __slots__ = ()
+    laid_out_as = slice(1, None)  # (the result of the kept inputs: laid out as a pointwise op of them)
     name = "saved"
     keep = ()  # (see keeps_input: every input but the result)
     reads_output = False

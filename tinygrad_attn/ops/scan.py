@@ -8,11 +8,13 @@ the prefix sum of ``g`` reversed, reversed back.
 from __future__ import annotations
 
 from ..engine.function import Function
+from ..engine.layout import row_major_array
 
 
 def cumsum_array(ns, a, axis: int):
     """``cumulative_sum`` (array API 2023) or, where the namespace predates it, ``cumsum``."""
     raw = ns.device.xp
+    a = row_major_array(a)  # (PyTorch's scans are row-major whatever their input's layout)
     fn = getattr(raw, "cumulative_sum", None)
     if fn is not None:
         return fn(a, axis=axis)

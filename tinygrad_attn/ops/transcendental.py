@@ -233,6 +233,7 @@ class Xlogy(Function):
     ``y <= 0``; ``y``'s ``g x / y`` (NaN at ``x = y = 0``, as PyTorch's, where the limit would say 0)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     name = "xlogy"
     reads_output = False
 
@@ -286,6 +287,7 @@ class LogAddExp(Function):
     derivatives are PyTorch's too (NaN where ``exp`` of the gap overflows)."""
 
     __slots__ = ()
+    laid_out_as = slice(0, None)
     name = "logaddexp"
     reads_output = False
 

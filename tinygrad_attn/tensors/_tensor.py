@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import arguments as _arguments
+from ..engine import layout as _layout
 from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import (
@@ -596,15 +597,21 @@ class Tensor:
         ``to(device=None, dtype=None, non_blocking=False, copy=False)``, ``to(dtype)``,
         ``to(other)`` (``other``'s device and dtype). Itself where nothing changes (unless
         ``copy``); differentiable."""
+        fmt = kw.pop("memory_format", None) or _layout.preserve_format
         dev, dtype, copy = _to_args(args, kw, "to")
         out = self
         if dev is not None and dev is not self._dev:
             out = Transfer.apply(out, args=(out._dev, dev))
         if dtype is not None:
             out = out.astype(dtype)
-        if copy and out is self:
-            out = self.clone()
-        return out
+        if out is self:  # (PyTorch's: itself unless a copy is asked for or its layout is not the format's)
+            if copy or (
+                fmt is not _layout.preserve_format
+                and _layout.suggest_memory_format(self.shape, self.stride()) is not fmt
+            ):
+                out = self.clone(memory_format=fmt)
+            return out
+        return _layout.relaid(out, _layout.strides_for(self.shape, self.stride(), fmt))
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -650,17 +657,16 @@ class Tensor:
         """The same data, cut from the graph."""
         return Tensor._wrap(self._data, self._dev)
 
-    def contiguous(self) -> Tensor:
-        """Itself when its array is C-contiguous, else a copy, as PyTorch's (so writing to
-        the result of ``x.T.contiguous()`` never changes ``x``)."""
-        d = self._data
-        flags = getattr(getattr(d, "_array", d), "flags", None)
-        if flags is None or flags.c_contiguous:
+    def contiguous(self, *, memory_format: Any = None) -> Tensor:
+        """Itself when its elements lie in ``memory_format``'s order (row-major by default),
+        else a copy in it, as PyTorch's (so writing to the result of ``x.T.contiguous()`` never
+        changes ``x``)."""
+        fmt = _layout.contiguous_format if memory_format is None else memory_format
+        if fmt is _layout.preserve_format:
+            raise RuntimeError("contiguous: preserve memory format is unsupported by the contiguous operator")
+        if self.is_contiguous(memory_format=fmt):
             return self
-        out = self.clone()  # (a copy keeps the layout, as PyTorch's clone: laid out row-major here)
-        if not out._data.flags.c_contiguous:
-            out._data = self._dev.xp.ascontiguousarray(out._data)  # (a new array no node has read yet)
-        return out
+        return self.clone(memory_format=fmt)
 
     # -- autograd -----------------------------------------------------------------
     @keeps_old_spellings
@@ -1120,7 +1126,6 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
     dtype = kw.pop("dtype", None)
     copy = kw.pop("copy", False)
     kw.pop("non_blocking", None)  # (every transfer here is synchronous)
-    kw.pop("memory_format", None)  # (arrays here have one layout)
     if kw:
         raise TypeError(f"{op}: unexpected keyword argument(s) {sorted(kw)}; PyTorch's are device, dtype, "
                         "non_blocking, copy, memory_format")  # fmt: skip

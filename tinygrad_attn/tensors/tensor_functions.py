@@ -28,6 +28,7 @@ from .. import ops
 from ..engine.arguments import ABSENT, _is_ints, ints, refuse
 from ..engine.composite import composite
 from ..engine.declare import check_dtype, public
+from ..engine.layout import contiguous_format, pointwise_result, row_major_result
 from ..functional.checks import MissingAxisError, same_dtype, tensor_operand
 from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
@@ -311,7 +312,8 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     else:
         d = _one_dim(x, sp.dim, "sort")
         idx = argsort(x, dim=d, descending=descending, stable=stable)
-        out = values_indices("sort", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+        values = pointwise_result(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)  # (laid out as idx)
+        out = values_indices("sort", values, idx)
     return out.values if sp.numpy else out
 
 
@@ -375,6 +377,8 @@ def roll(x: Tensor, shifts: Sequence[int], dims: Any = None) -> Tensor:
     axes = _dims.axes(x.shape, dims, "roll", distinct=False)
     if len(shifts) != len(axes):
         raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
+    if not any(x.shape[d] and s % x.shape[d] for s, d in zip(shifts, axes)):  # (PyTorch's: a row-major copy)
+        return x.clone(memory_format=contiguous_format)
     for s, d in zip(shifts, axes):
         n = x.shape[d]
         s = s % n if n else 0
@@ -742,13 +746,13 @@ def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
 @public(method=True, inplace=True)
 def tril(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
     """The lower triangle of the last two axes; above ``diagonal`` (``k``) becomes 0."""
-    return _tri(input, diagonal if k is None else k, True)
+    return row_major_result(_tri(input, diagonal if k is None else k, True))
 
 
 @public(method=True, inplace=True)
 def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
     """The upper triangle of the last two axes; below ``diagonal`` (``k``) becomes 0."""
-    return _tri(input, diagonal if k is None else k, False)
+    return row_major_result(_tri(input, diagonal if k is None else k, False))
 
 
 @public(function=False, method=True)

@@ -31,6 +31,7 @@ from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, S
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
+from ..factories.creation import ones_like
 from ..promotion import as_float, bitwise_operands, float_dtype_of, promoted_operands
 from ..reduce.tensor_reduce import sqrt_of_variance, var
 from ..shape import dims
@@ -547,7 +548,7 @@ def isreal(input: Tensor) -> Tensor:  # noqa: A002
     x = _tensor(input, "isreal")
     if x.dtype.kind == "c":
         return x.imag == 0
-    return Tensor.ones(x.shape, dtype=np.bool_, device=x._dev)
+    return ones_like(x, dtype=np.bool_)
 
 
 @public(method=True)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import check_dtype, public
+from ...engine.layout import relaid, row_major
 from ...engine.switches import tracing
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
@@ -265,4 +266,5 @@ def masked_fill(self, mask: Any, value: Tensor | float) -> Tensor:
     elif isinstance(value, Tensor) and self.dtype.kind in "iu" and not tracing():
         fill_value_in("masked_fill", value.item(), self.dtype)  # (its number, checked as PyTorch's: -0.5 into uint8)
     out = where(mask, value, self)
-    return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
+    out = out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
+    return relaid(out, row_major(out.shape))  # (PyTorch's: a row-major copy, filled)

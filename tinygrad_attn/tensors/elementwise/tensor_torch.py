@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...engine import layout as _memory
 from ...engine.arguments import missing
 from ...engine.composite import recorded_as
 from ...engine.declare import public
+from ...engine.layout import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_operand
@@ -75,7 +77,7 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     gradient is ``div(a, b, rounding_mode="floor")``'s)."""
     a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        q = _float_floor_quotient(_float_operand(a, like), _float_operand(b, like))
+        q = _memory.pointwise_result(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
         given = [x for x in (a, b) if isinstance(x, Tensor) and x.requires_grad]
         return NoDerivative.apply(_zero_gradient_of(q, *given), args="floor_divide") if given else q
     return IntFloorDivide.apply(a, b)
@@ -134,14 +136,16 @@ public(property(_nbytes), name="nbytes", function=False, method=True)
 
 
 @public(method=True)
-def clone(self, *, memory_format: Any = None) -> Tensor:
-    """A copy with its own array; gradients flow back through it (``memory_format``: every
-    tensor here is laid out in C order, so each of PyTorch's formats gives the same copy)."""
+def clone(self, *, memory_format: Any = preserve_format) -> Tensor:
+    """A copy with its own array; gradients flow back through it. Laid out as PyTorch's: in
+    ``memory_format`` (``preserve_format``: a dense input's strides, another's order of dims)."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
-        return _add(self, -0.0)
-    if tracing():  # (an op, a copy made again at each replay: not the traced call's values)
-        return ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
-    return Tensor._wrap(self._dev.copy(self._data), self._dev)
+        out = _add(self, -0.0)
+    elif tracing():  # (an op, a copy made again at each replay: not the traced call's values)
+        out = ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
+    else:
+        return Tensor._wrap(_memory.copy_as(self._dev, self._data, memory_format), self._dev)
+    return _memory.relaid(out, _memory.strides_for(self.shape, self.stride(), memory_format))
 
 
 @public(function=False, method=True)
@@ -465,30 +469,14 @@ class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
 strided = layout("strided")
 
 
-class memory_format:  # noqa: N801 - PyTorch's name (``torch.memory_format``)
-    """The order in which a dense tensor's elements lie in memory. PyTorch's four are named
-    (``x.contiguous(memory_format=tga.channels_last)`` reads as there); every tensor here is
-    laid out in C order whichever is asked for."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"  # (as a dtype prints: a printed program reads as PyTorch's)
-
-
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
-
-
 @public(function=False, method=True)
-def is_contiguous(self, *, memory_format: Any = None) -> bool:
-    """Whether the elements lie in row-major order in memory (``x.T`` of a matrix does not)."""
-    d = self._data
-    flags = getattr(getattr(d, "_array", d), "flags", None)
-    return flags is None or bool(flags.c_contiguous)
+def is_contiguous(self, *, memory_format: Any = contiguous_format) -> bool:
+    """Whether the elements lie in ``memory_format``'s order in memory with no gaps (row-major by
+    default: ``x.T`` of a matrix is not; ``channels_last``: ``(N, H, W, C)`` order of a 4-d tensor)."""
+    a = _host_array(self)
+    if not hasattr(a, "strides"):  # (array_api_strict's arrays: row-major)
+        return _memory.is_contiguous_as(self.shape, _memory.row_major(self.shape), memory_format)
+    return _memory.is_contiguous_as(a.shape, _memory.strides_of(a), memory_format)
 
 
 def _host_array(t: Tensor) -> Any:
@@ -510,15 +498,7 @@ def stride(self, dim: Any = None) -> Any:
     >>> tga.zeros(2, 3).stride(), tga.zeros(2, 3).t().stride()
     ((3, 1), (1, 3))
     """
-    a = _host_array(self)
-    if a.size == 0:  # (NumPy gives an empty array any steps; PyTorch's are row-major, an empty dim counting as 1)
-        steps, step = [], 1
-        for n in reversed(a.shape):
-            steps.append(step)
-            step *= max(n, 1)
-        steps = tuple(reversed(steps))
-    else:
-        steps = tuple(int(s) // a.itemsize for s in a.strides)
+    steps = _memory.strides_of(_host_array(self))
     return steps if dim is None else steps[dims.one(self.shape, dim, "stride", scalar_ok=False)]
 
 

@@ -21,10 +21,11 @@ import numpy as np
 from ...engine.arguments import index_value, ints, refuse
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function, InvalidArgumentError
+from ...engine.layout import contiguous_format, preserve_format, relaid, strides_for
 from ...engine.switches import _State, tracing
 from ...engine.versions import share_with_numpy
 from ...engine.warn import warn as _user_warn
-from ...random import generator_for, memory_order
+from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
@@ -53,7 +54,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             out = data.detach().clone()
             out = out if dtype is None else out.astype(dtype)
             return out.requires_grad_(requires_grad) if requires_grad else out
-        return _copy_of_tensor(data, dtype, device, requires_grad)
+        out = _copy_of_tensor(data, dtype, device, requires_grad)
+        return out if out._dev is not data._dev else relaid(out, strides_for(data.shape, data.stride(), None))
     if data is None:  # (PyTorch's reading: data of no dtype; an operand None stays the operators' TypeError)
         raise RuntimeError("Could not infer dtype of NoneType (tensor: None is no data)")
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
@@ -308,9 +310,16 @@ def ones(
 
 
 @public
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Zeros (an uninitialised tensor would show whatever memory held before)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          memory_format: Any = None) -> Tensor:  # fmt: skip
+    """Zeros (an uninitialised tensor would show whatever memory held before), laid out in
+    ``memory_format`` (row-major by default, ``channels_last``: ``(N, H, W, C)`` in memory)."""
+    out = zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    if memory_format is None or memory_format is contiguous_format:
+        return out
+    if memory_format is preserve_format:
+        raise RuntimeError("empty: preserve memory format is unsupported by the empty operator")
+    return relaid(out, strides_for(out.shape, out.stride(), memory_format))
 
 
 @public(method=True, static=True)
@@ -550,68 +559,69 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
     return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
-def _laid_out_as(t: Tensor, dtype: Any, device: Any) -> Tensor | None:
-    """An empty tensor of ``t``'s shape in ``t``'s layout (the dims in its memory order, as
-    PyTorch's ``empty_like`` keeps them), for a random ``*_like`` to fill in that order; None
-    where ``t`` is in row order."""
-    order = memory_order(tuple(t.shape), t.stride())
-    if order is None:
-        return None
-    base = Tensor.zeros(tuple(t.shape[d] for d in order), dtype=dtype, device=device)
-    return base.permute(tuple(int(i) for i in np.argsort(order)))
+def _laid_like(out: Tensor, t: Tensor, memory_format: Any) -> Tensor:
+    """``out``, new, laid out as PyTorch's ``empty_like(t, memory_format=)`` (``preserve_format``:
+    ``t``'s layout); its values stay where they are in its shape."""
+    return relaid(out, strides_for(t.shape, t.stride(), memory_format))
 
 
 @public
-def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad), t, memory_format)
 
 
 @public
-def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Ones of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad), t, memory_format)
 
 
 @public
-def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty_like(
+    t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, memory_format: Any = None
+) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (see :func:`empty`)."""
-    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 @public
 def full_like(t: Tensor, fill_value: float, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_like(out, t, memory_format)
 
 
 @public
 def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:  # fmt: skip
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    if (laid := _laid_out_as(t, dtype, device)) is not None:
-        return laid.uniform_(generator=generator).requires_grad_(requires_grad)
-    return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    # (PyTorch's: empty_like(t, memory_format=) filled in place, walking its memory)
+    out = empty_like(t, dtype=dtype, device=device, memory_format=memory_format).uniform_(generator=generator)
+    return out.requires_grad_(requires_grad)
 
 
 @public
 def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:  # fmt: skip
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Standard normal draws in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    if (laid := _laid_out_as(t, dtype, device)) is not None:
-        return laid.normal_(generator=generator).requires_grad_(requires_grad)
-    return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = empty_like(t, dtype=dtype, device=device, memory_format=memory_format).normal_(generator=generator)
+    return out.requires_grad_(requires_grad)
 
 
 @public(dtypes="numeric")
 def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, generator: Any = None, dtype: Any = None,
-                 device: Any = None) -> Tensor:  # fmt: skip
+                 device: Any = None, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``;
     that ``high`` may be a one-element tensor, as PyTorch's ``randint_like(input, Tensor high)``)."""
     shape, dtype, device = _like(t, dtype, device)
@@ -626,9 +636,11 @@ def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, gener
     high = high if index_value(high) is None else index_value(high)
     if high is None:
         low, high = 0, low
-    if (laid := _laid_out_as(t, dtype, device)) is not None and low < high:
-        return laid.random_(low, high, generator=generator)
-    return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
+    if low >= high:  # (randint's error)
+        return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
+    return empty_like(t, dtype=dtype, device=device, memory_format=memory_format).random_(
+        low, high, generator=generator
+    )
 
 
 @public(method=True)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...engine.arguments import _is_int, is_int_sequence
 from ...engine.declare import public
+from ...engine.layout import pointwise_result
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
@@ -259,7 +260,8 @@ def _scattered_into(op: str, input: Tensor, src: Any, view: Any) -> Tensor:  # n
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
                            f"{list(v.shape)}, slice size = {list(pos.shape)} (self {list(x.shape)})")  # fmt: skip
     v = v if v.dtype == x.dtype else v.astype(x.dtype)
-    return index_put(x.reshape(-1), (pos.reshape(-1),), v.reshape(-1)).reshape(x.shape)
+    out = index_put(x.reshape(-1), (pos.reshape(-1),), v.reshape(-1)).reshape(x.shape)
+    return pointwise_result(out, x)  # (PyTorch's: a copy of x in x's layout, written into)
 
 
 @public(method=True)
