@@ -33,7 +33,7 @@ def _torch() -> Any:
 
 
 def _pre_hooks(module: Any) -> dict:
-    """The module's forward pre-hooks, by handle id (each entry ``(hook, with_kwargs)``)."""
+    """The module's forward pre-hooks, by handle id (PyTorch's registry: id -> hook)."""
     return module.__dict__.get("_forward_pre_hooks") or {}
 
 
@@ -65,7 +65,7 @@ class BasePruningMethod(ABC):
         """Prune ``module``'s ``name`` with ``cls(*args, **kwargs)``, combined with an earlier
         pruning of it, scoring the entries by ``importance_scores`` (the parameter by default)."""
         old_method, found = None, []
-        for k, (hook, _) in _pre_hooks(module).items():
+        for k, hook in _pre_hooks(module).items():
             if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
                 old_method = hook
                 found.append(k)
@@ -406,7 +406,7 @@ def custom_from_mask(module: Any, name: str, mask: Tensor) -> Any:
 def remove(module: Any, name: str) -> Any:
     """Make the pruned ``name`` of ``module`` a plain parameter again (its pruned values). Returns ``module``."""
     hooks = _pre_hooks(module)
-    for k, (hook, _) in list(hooks.items()):
+    for k, hook in list(hooks.items()):
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
             del hooks[k]
@@ -417,7 +417,7 @@ def remove(module: Any, name: str) -> Any:
 def is_pruned(module: Any) -> bool:
     """Whether ``module`` or a module inside it has a pruning pre-hook."""
     for _, sub in module.named_modules():
-        for hook, _ in _pre_hooks(sub).values():
+        for hook in _pre_hooks(sub).values():
             if isinstance(hook, BasePruningMethod):
                 return True
     return False
