@@ -114,16 +114,9 @@ _GRAPHS = "CUDA graphs are out of scope"
 _SCRIPT = "TorchScript is out of scope"
 _CTX_ON_NODE = "in PyTorch ctx is the backward node; here that node is `y.grad_fn`, and ctx only the ctx"
 _ON_CTX = "a ctx method: PyTorch's Function class inherits its ctx's class; ours are on the ctx (checked there)"
-_LAZY_HOOKS = ("made at a module's first hook registration (a module without hooks carries no registry, so "
-               "tga.compile's guard has less to read); forward hooks are kept with their with_kwargs flag")  # fmt: skip
 _NUMPY_DTYPE = "PyTorch's short name for the C++ scalar type; `dtype.name`, `dtype.char` and `tga.finfo` say the same"
 _MODULE = {"ipu": _DEVICES, "xpu": _DEVICES, "mtia": _DEVICES}
-_MODULE_INSTANCE = {
-    **_MODULE,
-    **{n: _LAZY_HOOKS for n in ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks", "_forward_pre_hooks",
-                                "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-                                "_load_state_dict_post_hooks", "_is_full_backward_hook")},
-}  # fmt: skip
+_MODULE_INSTANCE = _MODULE
 _OPTIMIZER_INSTANCE = {
     n: "made at the first registration of such a hook, as the module's"
     for n in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks")

@@ -540,9 +540,9 @@ class RNNBase(Module):
         if lengths is not None:  # (time-major, sorted by length: the packed rows are (t, b) with t < lengths[b])
             valid = Tensor(np.arange(t_len)[:, None] < np.asarray(lengths)[None, :], device=x.device)
             return x.new_zeros(tuple(x.shape)).index_put((valid,), F.dropout(x[valid], p, training))
-        if bf:
-            return F.dropout(x.transpose(0, 1), p, training).transpose(0, 1)
-        return F.dropout(x, p, training)
+        if bf:  # (a time-major copy: dropout draws in memory order, PyTorch's over its time-major output)
+            return F.dropout(x.transpose(0, 1).contiguous(), p, training).transpose(0, 1)
+        return F.dropout(x.contiguous(), p, training)
 
     def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
         """The layers over a packed batch: padded time-major in the packed (sorted) order, run
