@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..engine.layout import dense_order
+
 if TYPE_CHECKING:  # (the generator's module imports this one, for its Draw op)
     from . import Generator
 
@@ -39,33 +41,15 @@ _TWO_PI = 2.0 * math.pi
 
 def memory_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
     """The dims of a tensor of ``shape`` and ``strides`` (in elements), slowest first, in the
-    order PyTorch's CPU kernels walk it (TensorIterator's: by stride, the smaller size innermost
-    on a tie, broadcast dims left where they are); ``None`` where that is row order, size-1
-    dims aside. Random fills draw in this order: ``x.t().uniform_()`` fills ``x``'s memory as
-    ``x.uniform_()`` would, and ``dropout(x.t())`` drops what ``dropout(x).t()`` drops.
+    order PyTorch's CPU kernels walk it (TensorIterator's, :func:`~tinygrad_attn.engine.layout.dense_order`);
+    ``None`` where that is row order, size-1 dims aside. Random fills draw in this order:
+    ``x.t().uniform_()`` fills ``x``'s memory as ``x.uniform_()`` would, and ``dropout(x.t())``
+    drops what ``dropout(x).t()`` drops.
 
     >>> memory_order((3, 4), (1, 3))
     (1, 0)
     """
-    nd = len(shape)
-    perm = list(range(nd - 1, -1, -1))  # fastest first, as TensorIterator keeps them
-
-    def should_swap(d0: int, d1: int) -> int:
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0 or s0 == s1 and shape[d0] <= shape[d1]:
-            return 0
-        return -1 if s0 < s1 else 1
-
-    for i in range(1, nd):  # (its insertion sort, which leaves a pair it cannot order in place)
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    order = tuple(reversed(perm))
+    order = tuple(reversed(dense_order(shape, [strides])))
     big = [d for d in order if shape[d] != 1]
     return None if big == sorted(big) else order
 
