@@ -19,7 +19,7 @@ import numpy as np
 
 from ..engine.switches import no_grad
 from ..engine.warn import warn as _user_warn
-from ..random import Generator, generator_for, in_order, memory_order
+from ..random import Generator, generator_for
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, where
 from ..tensors.factories.creation import empty_like
@@ -121,11 +121,7 @@ def _draws(tensor: Any, maker: str, gen: Generator, dt: np.dtype, *params: float
     """``rt.<maker>`` draws for ``tensor`` in its memory order, as PyTorch's in-place fill
     (``tensor.normal_()``) walks it, normals of a tensor that is not contiguous one at a time."""
     strides = tensor.stride() if isinstance(tensor, Tensor) else tuple(s // tensor.itemsize for s in tensor.strides)
-    order = memory_order(_shape(tensor), strides)
-    if maker == "normal":
-        contiguous = tensor.is_contiguous() if isinstance(tensor, Tensor) else tensor.flags.c_contiguous
-        params = (*params, not contiguous)
-    return in_order(lambda shape: getattr(rt, maker)(gen, shape, dt, *params), _shape(tensor), order)
+    return rt.fill_draws(gen, maker, _shape(tensor), strides, dt, *params)
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:

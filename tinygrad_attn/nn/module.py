@@ -355,8 +355,7 @@ class Module:
         """PyTorch's: ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``)
         runs before each ``forward``; what it returns (not None) replaces the arguments (a
         single value becomes a one-tuple; ``with_kwargs``: an ``(args, kwargs)`` pair)."""
-        handle = _add_hook(self, "_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
-        return handle
+        return _add_hook(self, "_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
 
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                               with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:  # fmt: skip

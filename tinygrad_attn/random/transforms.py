@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.layout import dense_order
+from ..engine.layout import dense_order, is_contiguous_as
 
 if TYPE_CHECKING:  # (the generator's module imports this one, for its Draw op)
     from . import Generator
 
-__all__ = ["memory_order", "in_order", "uniform", "normal", "integers", "random_bits", "randperm", "bernoulli", "exponential", "geometric",
-           "log_normal", "cauchy", "multinomial"]  # fmt: skip
+__all__ = ["memory_order", "in_order", "fill_plan", "fill_draws", "uniform", "normal", "integers", "random_bits",
+           "randperm", "bernoulli", "exponential", "geometric", "log_normal", "cauchy", "multinomial"]  # fmt: skip
 
 #: mantissa digits of each float dtype (std::numeric_limits<T>::digits)
 _DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 11}
@@ -62,6 +62,22 @@ def in_order(make: Any, shape: tuple, order: tuple[int, ...] | None) -> Any:
         return make(tuple(shape))
     arr = make(tuple(shape[d] for d in order))
     return arr.transpose(tuple(np.argsort(order)))
+
+
+def fill_plan(maker: str, shape: tuple, strides: tuple, params: tuple) -> tuple[tuple[int, ...] | None, tuple]:
+    """How PyTorch's in-place fill by ``maker`` writes a tensor of ``shape`` and ``strides``: the
+    order of its draws (:func:`memory_order`) and the maker's parameters, where a normal fill of a
+    tensor that is not contiguous takes the scalar path (``serial``)."""
+    if maker == "normal":
+        params = (*params, not is_contiguous_as(shape, strides))
+    return memory_order(shape, strides), params
+
+
+def fill_draws(gen: Generator, maker: str, shape: tuple, strides: tuple, dtype: Any, *params: Any) -> np.ndarray:
+    """The numbers PyTorch's in-place fill by ``maker`` (``uniform``, ``normal``, ...) writes into a
+    tensor of ``shape`` and ``strides``, laid out in ``shape`` (see :func:`fill_plan`)."""
+    order, params = fill_plan(maker, shape, strides, params)
+    return in_order(lambda s: globals()[maker](gen, s, dtype, *params), shape, order)
 
 
 def _numel(shape: Any) -> int:
@@ -295,8 +311,7 @@ def multinomial(gen: Generator, probs: np.ndarray, num_samples: int, replacement
     if not replacement or num_samples == 1:
         # (PyTorch's q is empty_like(probs).exponential_(): drawn in the weights' memory order)
         strides = tuple(s // probs.itemsize for s in probs.strides)
-        q = in_order(lambda shape: exponential(gen, shape, probs.dtype, 1.0), probs.shape,
-                     memory_order(probs.shape, strides))  # fmt: skip
+        q = fill_draws(gen, "exponential", probs.shape, strides, probs.dtype, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = probs / q
         order = np.argsort(-keys, axis=1, kind="stable")

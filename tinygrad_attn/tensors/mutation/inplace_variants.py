@@ -20,7 +20,7 @@ import numpy as np
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...functional.checks import tensor_arg
-from ...random import draw, generator_for, in_order, memory_order
+from ...random import draw, generator_for
 from ...random import transforms as rt
 from .._tensor import InvalidArgumentError, Tensor, where
 from ..dtypes import UnsupportedDtypeError, scalar_type_name
@@ -105,15 +105,13 @@ def _fill_drawn(t: Tensor, name: str, maker: str, params: tuple, generator: Any)
     draws again instead of writing the traced numbers. The draws go in ``t``'s memory order, as
     PyTorch's kernels walk it (:func:`~tinygrad_attn.random.memory_order`), and a normal fill of a
     tensor that is not contiguous takes PyTorch's scalar path."""
-    order = memory_order(tuple(t.shape), t.stride())
-    if maker == "normal":
-        params = (*params, not t.is_contiguous())
     if tracing():
+        order, params = rt.fill_plan(maker, tuple(t.shape), t.stride(), params)
         v = draw(("fill", maker, params), tuple(t.shape), t._data.dtype, Tensor.zeros((), device=t._dev),
                  generator=generator, order=order)  # fmt: skip
         return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
-    gen = _gen(generator, name)
-    return _fill_with(t, name, in_order(lambda s: getattr(rt, maker)(gen, s, t.dtype, *params), t.shape, order))
+    draws = rt.fill_draws(_gen(generator, name), maker, tuple(t.shape), t.stride(), t.dtype, *params)
+    return _fill_with(t, name, draws)
 
 
 def _numbers(name: str, *params: Any) -> tuple:
@@ -221,11 +219,10 @@ def random_(self: Tensor, from_: int = _NO_BOUND, to: int | None = None, *, gene
     for integers (the numbers PyTorch draws for a seed)."""
     if to is None and from_ is _NO_BOUND:
         _not_complex(self, "random_kernel")
+        return _fill_drawn(self, "random_", "random_bits", (), generator)
     if self.dtype.kind == "c":
         raise RuntimeError("random_: check_random_bounds handles only integral, floating-point and boolean types, "
                            f"not {scalar_type_name(self.dtype)}")  # fmt: skip
-    if to is None and from_ is _NO_BOUND:
-        return _fill_drawn(self, "random_", "random_bits", (), generator)
     if to is None:  # random_(to)
         from_, to = 0, from_
     elif from_ is _NO_BOUND:
