@@ -473,9 +473,7 @@ strided = layout("strided")
 def is_contiguous(self, *, memory_format: Any = contiguous_format) -> bool:
     """Whether the elements lie in ``memory_format``'s order in memory with no gaps (row-major by
     default: ``x.T`` of a matrix is not; ``channels_last``: ``(N, H, W, C)`` order of a 4-d tensor)."""
-    a = _host_array(self)
-    if not hasattr(a, "strides"):  # (array_api_strict's arrays: row-major)
-        return _memory.is_contiguous_as(self.shape, _memory.row_major(self.shape), memory_format)
+    a = _host_array(self)  # (an array without strides, array_api_strict's, reads as row-major there)
     return _memory.is_contiguous_as(a.shape, _memory.strides_of(a), memory_format)
 
 
