@@ -122,6 +122,7 @@ def install_methods() -> list[str]:
 special = _sys.modules[f"{__name__}.special"] = _types.ModuleType(f"{__name__}.special", "PyTorch's torch.special.")
 special.__all__ = []
 _DECLARED = install_methods()
+tensor_protocols.install_binary_operators(Tensor)
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
 # (``float`` here is the dtype ``tga.float``, so they come from math).

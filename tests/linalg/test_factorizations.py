@@ -381,3 +381,18 @@ def test_ex_forms_report_singular_and_indefinite_matrices_as_pytorch():
         tga.linalg.cholesky_ex(x, check_errors=True)
     with pytest.raises(RuntimeError, match=r"\(Batch element 0\).*order 2"):
         tga.linalg.cholesky(x)
+
+
+@pytest.mark.parametrize("call", ["inv", "cholesky", "solve"])
+def test_linalg_error_is_named_as_pytorchs(call: str) -> None:
+    """A program printing ``type(e).__name__`` of a singular matrix's error prints PyTorch's class name."""
+
+    def name_of(lib):
+        a = lib.tensor([[1.0, 2.0], [2.0, 4.0]])
+        try:
+            getattr(lib.linalg, call)(*((a, lib.ones(2)) if call == "solve" else (a,)))
+        except lib.linalg.LinAlgError as e:
+            return type(e).__name__, isinstance(e, RuntimeError)
+        return None
+
+    assert name_of(tga) == name_of(torch) is not None

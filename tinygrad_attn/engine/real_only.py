@@ -48,6 +48,13 @@ def _complex_of(x: Any) -> str | None:
     return "ComplexFloat" if dt.itemsize == 8 else "ComplexDouble"
 
 
+def _complex_with(args: tuple[Any, ...]) -> str:
+    """PyTorch's name of the complex dtype that real tensors among ``args`` and a complex number
+    compute in: ComplexDouble with a float64 tensor, ComplexFloat otherwise."""
+    wide = any(getattr(getattr(a, "_data", None), "dtype", None) == "float64" for a in args)
+    return "ComplexDouble" if wide else "ComplexFloat"
+
+
 def refusing_complex(name: str, fn: Callable[..., Any], error: type) -> Callable[..., Any]:
     """``fn`` raising PyTorch's error where one of its tensor arguments (or its ``dtype=``) is complex."""
     kind = error if name in _NO_KERNEL else RuntimeError
@@ -66,11 +73,15 @@ def refusing_complex(name: str, fn: Callable[..., Any], error: type) -> Callable
             if d is not None:
                 if getattr(d.dtype, "kind", None) == "c":
                     refuse(_complex_of(a))
+            elif a.__class__ is complex:  # (a real tensor with a complex number computes in complex)
+                refuse(_complex_with(args))
             elif a.__class__ in (list, tuple) and (found := next((c for v in a if (c := _complex_of(v))), None)):
                 refuse(found)
         for a in kwargs.values():
             if found := _complex_of(a):
                 refuse(found)
+            if a.__class__ is complex:
+                refuse(_complex_with(args))
         return fn(*args, **kwargs)
 
     return checked

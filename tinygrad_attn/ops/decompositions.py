@@ -48,6 +48,10 @@ class LinAlgError(RuntimeError):
     (``tga.linalg.LinAlgError``)."""
 
 
+# (the class's name as PyTorch's, ``torch._C._LinAlgError``: a program printing ``type(e).__name__`` prints it)
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
+
 class Tril(Function):
     """``args = k``: the entries on and below the ``k``-th diagonal of the last two axes; zeros above.
     Linear and self-adjoint: its gradient is ``Tril`` of ``g``."""

@@ -694,52 +694,37 @@ class Tensor:
 
     # -- arithmetic ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
-            return NotImplemented
         return _add(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __radd__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
-            return NotImplemented
         return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
-            return NotImplemented
         o = other if other.__class__ in _PLAIN else self._operand(other)
         if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
             _bool_subtraction(self, o)
         return _sub(*_promoted(self, o))
 
     def __rsub__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
-            return NotImplemented
         o = other if other.__class__ in _PLAIN else self._operand(other)
         if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
             _bool_subtraction(o, self)
         return _sub(*_promoted(o, self))
 
     def __mul__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
-            return NotImplemented
         return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rmul__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
-            return NotImplemented
         return _mul(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
-            return NotImplemented
         return _div(*_promoted_div(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _div(*_promoted_div(other if other.__class__ in _PLAIN else self._operand(other), self))
+        # (PyTorch's own definition, so its values, 1 / x rounded then scaled, and its graph, a MulBackward0)
+        return self.reciprocal() * other
 
     def __pow__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
-            return NotImplemented
         given = other = self._operand(other)
         if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
             return _bool_pow(self, other)
@@ -758,8 +743,6 @@ class Tensor:
         return ops.PowScalar.apply(base, args=other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
-            return NotImplemented
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
         if self.dtype == np.bool_ and other.__class__ is bool:
@@ -777,18 +760,14 @@ class Tensor:
     # (``+x``: tensor_torch.positive, which refuses bools as PyTorch does)
 
     def __matmul__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+        if not isinstance(other, Tensor):  # (Python's TypeError, as PyTorch: @ takes no numbers)
             return NotImplemented
-        if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
-            return NotImplemented
-        return ops.Matmul.apply(*_matmul_operands(self, self._operand(other)))
+        return ops.Matmul.apply(*_matmul_operands(self, other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+        if not isinstance(other, Tensor):
             return NotImplemented
-        if isinstance(other, (int, float, complex)):
-            return NotImplemented
-        return ops.Matmul.apply(*_matmul_operands(self._operand(other), self))
+        return ops.Matmul.apply(*_matmul_operands(other, self))
 
     # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 

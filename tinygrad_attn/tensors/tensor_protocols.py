@@ -1,7 +1,8 @@
 """A Tensor in Python's protocols, as PyTorch's: ``[...][t]`` and ``range(t)`` (``__index__``),
 ``f"{loss:.4f}"`` (``__format__``), ``x in t`` (``__contains__``), ``reversed(t)``
 (``__reversed__``) and ``hash(t)`` (identity: a tensor is a dict key as itself, never by its
-values). Installed on :class:`Tensor` by the package's ``install_methods``.
+values). Installed on :class:`Tensor` by the package's ``install_methods``; the binary operators'
+rule for the other operand (:func:`install_binary_operators`) after it.
 
 >>> import tinygrad_attn as tga
 >>> f"{tga.tensor(0.123456):.3f}"
@@ -12,8 +13,11 @@ values). Installed on :class:`Tensor` by the package's ``install_methods``.
 
 from __future__ import annotations
 
+import functools
 from numbers import Number
 from typing import Any
+
+import numpy as np
 
 from ..engine.declare import public
 from ._tensor import Tensor
@@ -61,3 +65,53 @@ def __reversed__(self: Tensor) -> Tensor:
 @public(function=False, method=True)
 def __hash__(self: Tensor) -> int:
     return id(self)
+
+
+# -- binary operators: which other operand they take ---------------------------------------
+#: Every binary operator of a Tensor (``t + o``, ``o + t``, ``t += o``, ``t == o``, ...).
+BINARY_OPERATORS = tuple(
+    f"__{prefix}{name}__"
+    for name in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
+    for prefix in ("", "r", "i")
+) + tuple(f"__{name}__" for name in "eq ne lt le gt ge".split())
+
+#: What PyTorch's operators take as the other operand: a tensor, a Python number, a NumPy scalar.
+_OPERANDS = (Tensor, bool, int, float, complex, np.number, np.bool_)
+_PLAIN = frozenset((Tensor, int, float))  # (the common operands, checked by class first: no isinstance)
+
+
+#: The operators whose other operand may be something else: ``t == array`` compares with the array
+#: (``!=`` does not: PyTorch's NotImplemented, Python then compares identities), and
+#: ``o / t`` is ``t.reciprocal() * o``, which takes what ``*`` and its reflection take.
+_OPERANDS_OF = {"__eq__": (*_OPERANDS, np.ndarray), "__rtruediv__": (object,)}
+
+
+def _binary_operator(fn: Any, operands: tuple[type, ...] = _OPERANDS) -> Any:
+    """``fn`` as PyTorch's operators are: an operand they do not take (a list, a tuple, an array,
+    a ``Fraction``, a string) and a TypeError of the op give ``NotImplemented``, so Python tries the
+    other operand's method and then raises its own TypeError (``t + [1, 2]``), or runs the other
+    type's rule: ``[1, 2] * tga.tensor(2)`` repeats the list, as in PyTorch."""
+
+    @functools.wraps(fn)
+    def operator(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Any:
+        if other.__class__ not in _PLAIN and not isinstance(other, operands) and not hasattr(other, "_tga_arg"):
+            # (``_tga_arg``: a compiled step's NumPy argument while traced, symbolic.trace.ArgArray, taken as
+            # the program's input it is)
+            return NotImplemented
+        try:
+            return fn(self, other, *args, **kwargs)
+        except TypeError as e:
+            if isinstance(e, RuntimeError):  # (the project's dtype errors: PyTorch's NotImplementedError, ...)
+                raise
+            return NotImplemented
+
+    operator.binary_operator_of = fn  # type: ignore[attr-defined]
+    return operator
+
+
+def install_binary_operators(cls: type) -> None:
+    """Give every binary operator of ``cls`` the rule of :func:`_binary_operator` (once)."""
+    for name in BINARY_OPERATORS:
+        fn = getattr(cls, name, None)
+        if fn is not None and not hasattr(fn, "binary_operator_of"):
+            setattr(cls, name, _binary_operator(fn, _OPERANDS_OF.get(name, _OPERANDS)))

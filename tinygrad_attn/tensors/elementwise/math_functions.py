@@ -1077,36 +1077,26 @@ def _where_method(self: Tensor, condition: Tensor, y: Tensor | float) -> Tensor:
 # Python's reflected operators PyTorch gives Tensor that _tensor.py does not define: the operands swapped
 @public(function=False, method=True)
 def __rand__(self: Tensor, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return bitwise_and(other, self)
 
 
 @public(function=False, method=True)
 def __ror__(self: Tensor, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return bitwise_or(other, self)
 
 
 @public(function=False, method=True)
 def __rxor__(self: Tensor, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return bitwise_xor(other, self)
 
 
 @public(function=False, method=True)
 def __rlshift__(self: Tensor, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return bitwise_left_shift(other, self)
 
 
 @public(function=False, method=True)
 def __rrshift__(self: Tensor, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return bitwise_right_shift(other, self)
 
 

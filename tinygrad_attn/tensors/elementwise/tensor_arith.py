@@ -36,38 +36,26 @@ __all__: list[str] = []  # (the free functions of these names are in tensor_func
 
 @public(function=False, method=True)
 def __lt__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
-        return NotImplemented
     return Less.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __le__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
-        return NotImplemented
     return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __gt__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
-        return NotImplemented
     return Greater.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __ge__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
-        return NotImplemented
     return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-    if other is None:
-        return False
-    if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says False)
-        return NotImplemented
     other = self._operand(other)
     if isinstance(other, Tensor):  # (two tensors compare in their promoted dtype: uint8 255 == tensor(-1))
         return Equal.apply(*_ordered_operands(self, other))
@@ -77,12 +65,6 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
 
 @public(function=False, method=True)
 def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-    if other is None:
-        return True
-    if other.__class__ is np.ndarray:  # (PyTorch's NotImplemented: Python compares identities)
-        return NotImplemented
-    if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says True)
-        return NotImplemented
     other = self._operand(other)
     if isinstance(other, Tensor):
         return NotEqual.apply(*_ordered_operands(self, other))

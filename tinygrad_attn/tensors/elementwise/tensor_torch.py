@@ -26,7 +26,7 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .. import dtypes as _dtypes
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError
-from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
+from ..promotion import _FLOATS, _as_float, _promoted, _promoted_div, other_and_alpha
 from ..shape import dims
 
 __all__ = ["strided", "layout", "memory_format", "contiguous_format", "preserve_format", "channels_last",
@@ -302,12 +302,12 @@ def square(self) -> Tensor:
 
 @public(method=True, inplace_function=True)
 def reciprocal(self) -> Tensor:
-    return 1.0 / tensor_operand(self, "reciprocal")
+    return ops.Div.apply(*_promoted_div(1.0, tensor_operand(self, "reciprocal")))
 
 
 @public(method=True, inplace_function=True)
 def rsqrt(self) -> Tensor:
-    return 1.0 / self.sqrt()
+    return self.sqrt().reciprocal()
 
 
 @public(method=True)
@@ -328,29 +328,21 @@ def floor_divide(self, other: Any) -> Tensor:
 
 @public(function=False, method=True)
 def __floordiv__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t // a``, see Tensor.__array_wrap__)
-        return NotImplemented
     return _floor_divide(self, self._operand(other))
 
 
 @public(function=False, method=True)
 def __rfloordiv__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return _floor_divide(self._operand(other), self)
 
 
 @public(function=False, method=True)
 def __mod__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t % a``)
-        return NotImplemented
     return _remainder(self, self._operand(other))
 
 
 @public(function=False, method=True)
 def __rmod__(self, other: Any) -> Tensor:
-    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
-        return NotImplemented
     return _remainder(self._operand(other), self)
 
 

@@ -25,14 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ...engine.declare import public
 from .._tensor import Tensor
 from ..dtypes import can_cast, result_type
 from .inplace import apply_inplace, cast_error
-
-_NDARRAY = np.ndarray
 
 
 # What each op's backward reads of the tensor's old value: nothing for + and - (never a copy),
@@ -49,14 +45,15 @@ def _augmented(
     dunder: str, symbol: str, name: str, reads_old: Callable[[Any], bool]
 ) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
-        if other.__class__ is _NDARRAY:  # (PyTorch's: not in place; ``x = x + a`` computed by NumPy)
-            return NotImplemented
-        o = self._operand(other)
+        o = self._operand(other)  # (an operand PyTorch's operators refuse, an array: tensor_protocols' rule)
         # (PyTorch's order: the operands' dtype is checked against the tensor's before the op runs, so
         # ``int_tensor <<= 2.5`` is this RuntimeError, not the shift's missing float kernel)
         if not can_cast(dt := result_type(self, o), self.dtype):
             raise cast_error(name, dt, self)
-        return apply_inplace(self, name, getattr(Tensor, dunder), o, operator=True, reads_old=reads_old(o))
+        op = getattr(Tensor, dunder)  # (the op itself, not its operator rule: no NotImplemented in a record)
+        return apply_inplace(
+            self, name, getattr(op, "binary_operator_of", op), o, operator=True, reads_old=reads_old(o)
+        )
 
     method.__name__ = method.__qualname__ = f"__i{dunder[2:]}"
     method.__doc__ = f"``self {symbol}= other``, in place (``Tensor.{name}``'s meaning)."
