@@ -266,6 +266,31 @@ x = torch.ones(3, 2); x[1] += torch.tensor([1., 2.]); x[0] += x[2]; x[:, 1] *= x
     "tensor_overflow": """
 torch.tensor([2**64])
 """,
+    # a user's Tensor subclass: the results of ops of it are of it (PyTorch's default __torch_function__); a
+    # Parameter's, a Buffer's are Tensors
+    "subclass_results": """
+class A(torch.Tensor): pass
+a = torch.ones(2, 3).as_subclass(A)
+R([type(v).__name__ for v in (a.sum(), a[0], a.t(), a * torch.ones(3), torch.ones(3) * a, a.exp(), torch.cat([a, a]),
+   a.view(6), a.clone(), a.detach(), a @ torch.ones(3, 1), a.float(), a.double(), a.unbind(0)[0], a.chunk(2)[0])])
+""",
+    "subclass_gradient": """
+class A(torch.Tensor): pass
+a = torch.ones(2, 3).as_subclass(A).requires_grad_(); (a * 2).sum().backward(); R(type(a).__name__, a.grad)
+""",
+    "parameter_buffer_results": """
+p = torch.nn.Parameter(torch.ones(2)); b = torch.nn.Buffer(torch.ones(2))
+R([type(v).__name__ for v in (p * 2, p[0], p.detach(), p.sum(), p.data * 2, p.clone(), b * 2, b[0])])
+""",
+    # a user's attributes on a tensor (``p.no_decay = True``), kept by copy, deepcopy and pickle, not by ops
+    "tensor_attributes": """
+import copy, pickle
+x = torch.ones(2); x.foo = [1]
+y, z, w = copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x))
+p = torch.nn.Parameter(torch.ones(2)); p.no_decay = True
+R(x.foo, y.foo is x.foo, z.foo, z.foo is x.foo, w.foo, hasattr(x * 2, 'foo'), hasattr(x.detach(), 'foo'),
+  hasattr(x.view(2), 'foo'), hasattr(x.float(), 'foo'), pickle.loads(pickle.dumps(p)).no_decay, vars(torch.ones(1)))
+""",
 }
 
 

@@ -371,6 +371,7 @@ class Function:
         fn.args = args
         fn.ctx = None  # forward may set it
         numbers = False
+        result_class = Tensor
         if len(inputs) == 1 and inputs[0].__class__ is Tensor:  # most ops: one tensor, no loop
             t = inputs[0]
             # A view taken before its base changed in place shows the new values: replay it.
@@ -388,6 +389,8 @@ class Function:
             datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
             for t in inputs:
                 if isinstance(t, Tensor):
+                    if t.__class__ is not Tensor and t._subclass_results and result_class is Tensor:
+                        result_class = t.__class__  # (a user's subclass: PyTorch's results are of it)
                     if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase:
                         if c.view or c.rebases:
                             _replay_view(t)
@@ -431,7 +434,7 @@ class Function:
         elif cls.laid_out_as is not None and out_data.ndim > 1 and (cls.elementwise is None or n - numbers > 1):
             # (NumPy's ufuncs of one array, numbers beside it, keep its layout as PyTorch's do)
             out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
-        out = _new(Tensor)
+        out = _new(result_class)
         out._data = out_data
         out._dev = dev
         out._grad = None

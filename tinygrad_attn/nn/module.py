@@ -39,6 +39,7 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    _subclass_results = False  # (an op of a parameter gives a Tensor, as PyTorch's)
 
     def __init__(self, data: Any, requires_grad: bool = True, **kw: Any) -> None:
         if isinstance(data, Tensor):
@@ -77,6 +78,7 @@ class Buffer(Tensor):
     """
 
     __slots__ = ("persistent",)
+    _subclass_results = False
 
     def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
         if data is None:

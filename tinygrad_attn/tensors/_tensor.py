@@ -181,10 +181,25 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
     # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
-    __slots__ = ("_data", "_dev", "_grad", "_requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
+    # (``__dict__``: a user's own attributes, ``p.no_decay = True``, as on PyTorch's tensors; made at the first one)
+    __slots__ = (
+        "_data",
+        "_dev",
+        "_grad",
+        "_requires_grad",
+        "_ctx",
+        "name",
+        "_uses",
+        "_base",
+        "__weakref__",
+        "__dict__",
+    )
     # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__ (which refuses it, as PyTorch's), and
     # a ufunc of a tensor gives a tensor (``__array_wrap__``), as PyTorch's.
     __array_priority__ = 1000
+    # Whether an op's result is of this class when an input is (PyTorch's default ``__torch_function__``
+    # converts results to a user's subclass; Parameter, Buffer and ``.data`` disable it: results are Tensors).
+    _subclass_results = True
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
     def __init__(
@@ -655,7 +670,11 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
-        return Tensor._wrap(self._data, self._dev)
+        return self._result_class()._wrap(self._data, self._dev)
+
+    def _result_class(self) -> type:
+        """The class of what an op of this tensor makes: its own for a user's subclass, else Tensor."""
+        return self.__class__ if self._subclass_results else Tensor
 
     def contiguous(self, *, memory_format: Any = None) -> Tensor:
         """Itself when its elements lie in ``memory_format``'s order (row-major by default),
@@ -894,13 +913,14 @@ class Tensor:
         transposed), dtype, device name, ``requires_grad`` and name; never the graph, nor ``.grad``
         (as PyTorch's). A non-leaf pickles detached, as a leaf; ``t.data`` as a Tensor."""
         return (_rebuild_tensor, (_copied_class(self), _pickled_memory(self._dev.to_host(self._data)), self._dev.name,
-                                  self.requires_grad, self.name, None))  # fmt: skip
+                                  self.requires_grad, self.name, None, False, self.__dict__ or None))  # fmt: skip
 
     def __copy__(self) -> Tensor:
         """``copy.copy(t)``: a new leaf sharing this tensor's memory and layout, as PyTorch's (a
         change of either shows in the other), with its ``requires_grad`` and without ``.grad``."""
         out = _copied_class(self)._wrap(self._data, self._dev)
         out.name = self.name
+        out.__dict__.update(self.__dict__)  # (a user's attributes, as PyTorch's copy keeps them)
         if self.requires_grad:
             out.requires_grad_(True)
         return out
@@ -921,6 +941,8 @@ class Tensor:
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)
+        if self.__dict__:  # (a user's attributes, copied as PyTorch's deepcopy copies them)
+            out.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return out
 
     # (the other methods are installed by the package's install_methods, each from the module
@@ -998,9 +1020,10 @@ _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
 
 
 def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name: str | None,
-                    grad: Tensor | None, adopt: bool = False) -> Tensor:  # fmt: skip
+                    grad: Tensor | None, adopt: bool = False, state: dict | None = None) -> Tensor:  # fmt: skip
     """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter) holding
-    ``arr``'s values in its layout (``adopt``: ``arr`` itself, an array of the device made for it)."""
+    ``arr``'s values in its layout (``adopt``: ``arr`` itself, an array of the device made for it), with
+    the user's attributes ``state``."""
     t = cls.__new__(cls)
     if isinstance(arr, np.generic):  # (a 0-d value pickled as NumPy's scalar keeps its dtype)
         arr = np.asarray(arr)
@@ -1014,6 +1037,8 @@ def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name:
     elif arr.__class__ is np.ndarray and t._data.__class__ is np.ndarray and t._data.strides != arr.strides:
         t._data = np.array(arr, order="K", copy=True)  # (the layout kept: strides as the pickled tensor's)
     t.grad = grad
+    if state:
+        t.__dict__.update(state)
     return t
 
 
@@ -1068,6 +1093,7 @@ class _Untracked(Tensor):
 
     __slots__ = ()
     _tracks_versions = False
+    _subclass_results = False
 
 
 def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:

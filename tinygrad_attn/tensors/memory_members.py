@@ -254,7 +254,7 @@ def as_subclass(self, cls: type) -> Tensor:
     alias = self.view_as(self)
     out = cls.__new__(cls)
     for slot in Tensor.__slots__:
-        if slot != "__weakref__" and hasattr(alias, slot):
+        if slot not in ("__weakref__", "__dict__") and hasattr(alias, slot):
             setattr(out, slot, getattr(alias, slot))
     return out
 

@@ -144,7 +144,7 @@ def clone(self, *, memory_format: Any = preserve_format) -> Tensor:
     elif tracing():  # (an op, a copy made again at each replay: not the traced call's values)
         out = ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
     else:
-        return Tensor._wrap(_memory.copy_as(self._dev, self._data, memory_format), self._dev)
+        return self._result_class()._wrap(_memory.copy_as(self._dev, self._data, memory_format), self._dev)
     return _memory.relaid(out, _memory.strides_for(self.shape, self.stride(), memory_format))
 
 
