@@ -94,3 +94,30 @@ def test_what_a_copy_gives_views_as_pytorchs(layout: str, copy: str) -> None:
             return y.is_contiguous(), "RuntimeError"
 
     assert outcome(tga) == outcome(torch)
+
+
+# -- view(dtype): the same bytes as another dtype, of another element size too ---------------------------
+_VIEW_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool", "complex64",
+                "complex128")  # fmt: skip
+_VIEW_SOURCES = (
+    "torch.arange(8).to(torch.{a})", "torch.arange(24).to(torch.{a}).reshape(2, 3, 4)",
+    "torch.arange(24).to(torch.{a}).reshape(2, 3, 4)[:, 1:, 1:]", "torch.arange(24).to(torch.{a}).reshape(2, 3, 4).transpose(1, 2)",
+    "torch.tensor(3).to(torch.{a})", "torch.arange(24).to(torch.{a}).reshape(2, 12)[:, 2:]",
+    "torch.arange(24).to(torch.{a}).reshape(4, 6)[:, :3]",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("source", _VIEW_SOURCES)
+@pytest.mark.parametrize("to", _VIEW_DTYPES)
+def test_view_as_a_dtype_of_another_size_as_pytorch(source: str, to: str) -> None:
+    """Shape, strides, offset and bytes of ``x.view(dtype)``, or PyTorch's error class, over every pair."""
+
+    def outcome(lib, a):
+        try:
+            v = eval(source.format(a=a), {"torch": lib}).view(getattr(lib, to))
+        except RuntimeError as e:
+            return type(e).__name__
+        return tuple(v.shape), v.stride(), v.storage_offset(), np.asarray(v.tolist()).tobytes()
+
+    for a in _VIEW_DTYPES:
+        assert outcome(tga, a) == outcome(torch, a), f"{source.format(a=a)}.view(torch.{to})"

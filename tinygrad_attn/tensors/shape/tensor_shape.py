@@ -19,6 +19,7 @@ from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_arg, tensor_operand
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
 from ..dtypes import dtype as _TorchDtype
+from ..dtypes import scalar_type_name
 from . import dims as _dims
 
 __all__ = []
@@ -117,11 +118,25 @@ def view(self, *shape: Any) -> Tensor:
 
 
 def _view_as_dtype(self: Tensor, dtype: Any) -> Tensor:
+    """The same bytes read as ``dtype``; of another element size, the last dim (stride 1) holds more or
+    fewer elements, under PyTorch's conditions (each its RuntimeError)."""
     dt = np.dtype(dtype)
-    if dt.itemsize != self.dtype.itemsize:
-        raise NotImplementedError(
-            f"view({dt}): only a dtype of the same size ({self.dtype.itemsize} bytes, as {self.dtype}) is supported"
-        )
+    old, new = self.dtype.itemsize, dt.itemsize
+    if new != old:
+        names = f"{scalar_type_name(self.dtype)} as {scalar_type_name(dt)} (different element sizes)"
+        if self.ndim == 0:
+            raise RuntimeError(f"view(): self.dim() cannot be 0 if self.element_size() ({old}) != "
+                               f"dtype.element_size() ({new})")  # fmt: skip
+        strides = self.stride()
+        if strides[-1] != 1:
+            raise RuntimeError(f"view(): self.stride(-1) must be 1 to view {names}, but got {strides[-1]}")
+        if new > old:
+            ratio = new // old
+            for what, value in (("size(-1)", self.shape[-1]), ("storage_offset()", self.storage_offset()),
+                                *((f"stride({i})", st) for i, st in enumerate(strides[:-1]))):  # fmt: skip
+                if value % ratio:
+                    raise RuntimeError(f"view(): self.{what} must be divisible by {ratio} to view {names}, "
+                                       f"but got {value}")  # fmt: skip
     return Tensor._wrap(self._data.view(dt), self._dev)  # (no gradient flows through a reinterpretation)
 
 
