@@ -109,3 +109,22 @@ def test_attention_modules_combine_the_mask_and_the_causal_triangle():
     got, _ = attend_heads(q, q, q, 2, m, True)
     want, _ = attend_heads(q, q, q, 2, m & tga.ones(3, 3, dtype=tga.bool).tril(), False)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (1,), (3, 5), (1, 5), (2, 1, 5)], ids=str)
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_mask_of_any_number_of_dims_as_pytorch(shape: tuple, kind: str) -> None:
+    """A mask of fewer than 2 dims is PyTorch's IndexError; others broadcast."""
+
+    def outcome(m):
+        g = np.random.default_rng(0)
+        q, k, v = (m.tensor(g.standard_normal(s), dtype=m.float64) for s in ((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)))
+        mk = g.standard_normal(shape)
+        mask = m.tensor(mk > -0.5) if kind == "bool" else m.tensor(mk, dtype=m.float64)
+        try:
+            return m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask).tolist()
+        except (IndexError, RuntimeError) as e:
+            return type(e).__name__
+
+    want, got = outcome(torch), outcome(tga)
+    assert type(want) is type(got) and (isinstance(want, str) and want == got or np.allclose(want, got, atol=1e-12))

@@ -897,6 +897,14 @@ def scaled_dot_product_attention(
                 f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}, attn_mask "
                 f"{tuple(getattr(mask, 'shape', ()))}): give the causal triangle in the mask, or one of the two"
             )
+    if isinstance(mask, Tensor) and mask.ndim < 2:  # (PyTorch reads the mask's dim -2: its IndexError)
+        raise IndexError(
+            f"Dimension specified as -2 but tensor has no dimensions (scaled_dot_product_attention: attn_mask of "
+            f"shape {tuple(mask.shape)}; a mask is (..., Tq, Tk))"
+            if mask.ndim == 0
+            else "Dimension out of range (expected to be in range of [-1, 0], but got -2) "
+            f"(scaled_dot_product_attention: attn_mask of shape {tuple(mask.shape)}; a mask is (..., Tq, Tk))"
+        )
     if scale is None:  # (queries of no features: every score 0, whatever the scale)
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scale = float(scale)
