@@ -15,6 +15,7 @@ import numpy as np
 from ..engine import function as _function
 from ..engine.function import Function
 from ..engine.switches import no_grad
+from .scan import accumulated
 
 
 def _scan(ns, name: str, a, axis: int):
@@ -65,7 +66,7 @@ class Cumprod(Function):
         if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
             return a * 1
         with np.errstate(over="ignore", invalid="ignore"):
-            return _scan(ns, "cumprod", a, self.args)
+            return accumulated(ns, a, lambda x: _scan(ns, "cumprod", x, self.args))
 
     def backward(self, g, ns, inputs, out):
         from ..tensors.reduce.product_gradients import cumprod_gradient  # noqa: PLC0415 - built on the ops
@@ -111,9 +112,12 @@ class Logcumsumexp(Function):
     keep = (0,)
 
     def forward(self, ns, a):
-        xp = ns.device.xp
         if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
             return a * 1
+        return accumulated(ns, a, lambda x: self._scan(ns, x))
+
+    def _scan(self, ns, a):
+        xp = ns.device.xp
         axis = self.args
         if ns.device.np_dtype(a.dtype).kind == "c":  # (a backend dtype: the array API has no .kind)
             return _complex_logcumsumexp(xp, a, axis)

@@ -797,7 +797,7 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     scan whose every step is a log-add-exp with the entries ``s`` places before; PyTorch's gradient."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
-    if x.dtype.kind == "c":
+    if x.dtype.kind == "c" and x.numel():  # (an empty one: the scan alone, as a real one)
         # differentiated as the formula, shifted by the largest real part along dim, held constant; its
         # value PyTorch's scan's (whose imaginary parts keep their branch, not the logarithm's principal one)
         m = x.real.detach().amax(dim, keepdim=True) if x.ndim else x.real.detach()

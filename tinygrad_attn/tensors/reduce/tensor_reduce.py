@@ -460,7 +460,7 @@ def prod(
     if isinstance(dim, (list, tuple)) or (dim is None and keepdim):  # (PyTorch's prod takes one int dim or none)
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (keepdim needs a dim)")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)
-    x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
+    x = input if input.dtype == acc else input.astype(acc)  # (wider running products: ops.scan.accumulated)
     return _prod(x, dim, keepdim)
 
 
@@ -487,7 +487,7 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
         raise TypeError(f"cumprod(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     _refuse_bool_scan("cumprod", acc)
-    x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
+    x = input if input.dtype == acc else input.astype(acc)  # (wider running products: ops.scan.accumulated)
     return _cumprod(x, dims.required(axis, dim, "cumprod"))
 
 
@@ -499,7 +499,8 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     dim = dims.required(axis, dim, "cumsum")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (ints sum in int64; dtype= in that)
     _refuse_bool_scan("cumsum", acc)
-    x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
+    # (a float16 or float32 scan carries its running value wider: ops.scan.accumulated, PyTorch's acc_type)
+    x = input if input.dtype == acc else input.astype(acc)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
         return x.clone() if x.dtype == acc else x.astype(acc)
