@@ -131,11 +131,17 @@ class SELU(_Elementwise):
 
     _fn = "selu"
 
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
 
 class ReLU6(_Elementwise):
     """``F.relu6``: ``min(max(x, 0), 6)``."""
 
     _fn = "relu6"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
 
 
 class Hardswish(_Elementwise):
@@ -143,11 +149,17 @@ class Hardswish(_Elementwise):
 
     _fn, _inplace_in_repr = "hardswish", False  # (PyTorch's repr shows no inplace)
 
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
 
 class Hardsigmoid(_Elementwise):
     """``F.hardsigmoid``: ``relu6(x + 3) / 6``."""
 
     _fn, _inplace_in_repr = "hardsigmoid", False  # (PyTorch's repr shows no inplace)
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
 
 
 class Hardtanh(_Elementwise):
@@ -175,11 +187,17 @@ class Mish(_Elementwise):
 
     _fn = "mish"
 
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
 
 class SiLU(_Elementwise):
     """``F.silu``: ``x * sigmoid(x)``."""
 
     _fn = "silu"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
 
 
 class ELU(_Elementwise):

@@ -199,11 +199,11 @@ class LayerNorm(Module):
     no bias.
     """
 
-    def __init__(self, dim: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        shape = _shape(dim)
-        self.dim, self.eps, self.normalized_shape = dim, eps, shape
+        shape = _shape(normalized_shape)
+        self.dim, self.eps, self.normalized_shape = normalized_shape, eps, shape
         self.elementwise_affine = elementwise_affine
         dtype = _float_dtype(dtype)
         self.weight = Parameter(np.ones(shape, dtype), device=device) if elementwise_affine else None

@@ -1268,8 +1268,10 @@ class RemovableHandle:
 
     _next_id = [0]
 
-    def __init__(self, hooks: dict, extra: Sequence[dict] = ()) -> None:
+    def __init__(self, hooks_dict: dict, *, extra_dict: dict | Sequence[dict] | None = None) -> None:
+        hooks = hooks_dict
         self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+        extra = [] if extra_dict is None else [extra_dict] if isinstance(extra_dict, dict) else list(extra_dict)
         self._extra = [weakref.ref(d) for d in extra]  # (the registries marking the hook: with_kwargs, ...)
         self.id = RemovableHandle._next_id[0]
         RemovableHandle._next_id[0] += 1
@@ -1301,7 +1303,7 @@ def _add_hook(module: Module, registry: str, entry: Any, prepend: bool, **flags:
     id to the registry ``<registry>_<flag>`` (PyTorch's ``_forward_hooks_with_kwargs``)."""
     hooks = _registry(module, registry)
     marks = [_registry(module, f"{registry}_{f}") for f, on in flags.items() if on]
-    handle = RemovableHandle(hooks, extra=marks)
+    handle = RemovableHandle(hooks, extra_dict=marks)
     hooks[handle.id] = entry
     for m in marks:
         m[handle.id] = True
