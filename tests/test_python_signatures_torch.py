@@ -1,7 +1,7 @@
 """PyTorch's Python-level API takes the same parameters here: every public function and class
 that a PyTorch module of the Python API (``torch.nn``, ``torch.optim``, ``torch.distributions``,
-``torch.utils.data``, ``torch.autograd``, ...) shares with ours, and every method of such a
-class, has PyTorch's parameter names in PyTorch's order, of PyTorch's kinds, with PyTorch's
+``torch.utils.data``, ``torch.autograd``, ...) shares with ours, and every public method of such a
+class (inherited ones too, each pair of functions once), has PyTorch's parameter names in PyTorch's order, of PyTorch's kinds, with PyTorch's
 defaults, wherever ``inspect`` can read PyTorch's signature.
 
 The inventory is read from PyTorch's modules when the tests are collected, so a name either side
@@ -54,6 +54,11 @@ KNOWN: dict[str, str] = {
     "autograd.gradcheck": "ours takes the inputs one by one after func as well as PyTorch's one tuple "
     "(gradcheck(func, *inputs): gradcheck(f, x, w) is the library's form, in some 200 calls of its tests), so inputs "
     "is *inputs; the rest is PyTorch's",
+    "nn.RNNBase.forward": "PyTorch's RNNBase leaves forward to RNN, GRU and LSTM (Module's unimplemented "
+    "forward(*input)); ours is the one forward(input, hx=None) they share, whose signature each of them has as "
+    "PyTorch's (nn.RNN.forward, nn.GRU.forward, nn.LSTM.forward are compared)",
+    "nn.RNNCellBase.forward": "as nn.RNNBase.forward: PyTorch's RNNCell, GRUCell and LSTMCell each define "
+    "forward(input, hx=None); ours share RNNCellBase's",
     "nn.functional.layer_norm": "normalized_shape has a default (None: the last axis) for the library's first form "
     "layer_norm(x, weight, bias, eps), which its tests and engine/arguments.py's checks still use; "
     "every PyTorch call means the same",
@@ -100,13 +105,21 @@ def _inventory() -> dict[str, tuple[Any, Any]]:
                 continue  # (typing's names re-exported; Tensor's methods: tests/tensor/test_signatures.py)
             add(f"{path}.{n}", t, o)
             if inspect.isclass(t) and inspect.isclass(o):
-                for a in sorted(vars(t)):
-                    ta, oa = getattr(t, a, None), getattr(o, a, None)
-                    if a.startswith("_") or oa is None or not callable(ta):
-                        continue
-                    if inspect.isclass(ta) or isinstance(vars(t)[a], property):
+                for a in sorted(dir(t)):  # (inherited methods too: ours may define them elsewhere)
+                    owner = next((c for c in t.__mro__ if a in vars(c)), object)
+                    if a.startswith("_") or not owner.__module__.startswith("torch") or owner in torch.Tensor.__mro__:
+                        continue  # (Tensor's methods, a Parameter's too: tests/tensor/test_signatures.py)
+                    static = vars(owner)[a]
+                    if inspect.isclass(static) or isinstance(static, property):
                         continue  # (a class attribute naming another class; a property)
-                    add(f"{path}.{n}.{a}", ta, oa)
+                    ta, oa = getattr(t, a, None), getattr(o, a, None)
+                    if oa is None or not callable(ta):
+                        continue
+                    # (named after the class that defines it, unless ours differs there: after this one)
+                    key = f"{path}.{owner.__name__}.{a}"
+                    if getattr(theirs_mod, owner.__name__, None) is not owner or key in out:
+                        key = f"{path}.{n}.{a}"
+                    add(key, ta, oa)
     return out
 
 

@@ -71,6 +71,12 @@ class _Lazy:
         return Module.__call__(self, *args, **kw)  # type: ignore[arg-type]  (the class may have just changed)
 
 
+def _initialize_conv(self: Any, input: Tensor, *args: Any, **kwargs: Any) -> None:
+    """PyTorch's lazy convolutions' ``initialize_parameters(input, *args, **kwargs)``: the channels
+    are ``input``'s; the rest (a forward's other arguments) says nothing about them."""
+    _Lazy.initialize_parameters(self, input)
+
+
 def _lazy_conv(base: type, transposed: bool) -> type:
     nd = base._nd
 
@@ -102,7 +108,8 @@ def _lazy_conv(base: type, transposed: bool) -> type:
     doc = (f"PyTorch's ``nn.Lazy{base.__name__}(out_channels, kernel_size, ...)``: a :class:`{base.__name__}` "
            "whose ``in_channels`` is read from its first input.")  # fmt: skip
     return type(f"Lazy{base.__name__}", (_Lazy, base),
-                {"__init__": __init__, "cls_to_become": base, "_channel_from_end": nd + 1, "__doc__": doc,
+                {"__init__": __init__, "initialize_parameters": _initialize_conv, "cls_to_become": base,
+                 "_channel_from_end": nd + 1, "__doc__": doc,
                  "__module__": __name__})  # fmt: skip
 
 
