@@ -191,7 +191,7 @@ def test_rnn_cell_relu_and_keywords(rng):
     x, h = rng.standard_normal((2, 3)), rng.standard_normal((2, 4))
     assert_matches_torch(ours, theirs, lambda x, h: ours(x, hx=h), lambda x, h: theirs(x, hx=h), [x, h])
     np.testing.assert_array_equal(
-        ours(Tensor(x), h=Tensor(h)).detach().numpy(), ours(Tensor(x), Tensor(h)).detach().numpy()
+        ours(input=Tensor(x), hx=Tensor(h)).detach().numpy(), ours(Tensor(x), Tensor(h)).detach().numpy()
     )
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNNCell(3, 4, nonlinearity="gelu")

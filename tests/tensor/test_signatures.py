@@ -36,9 +36,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "Tensor",
         "norm",
     ): "one function is x.norm and tga.norm (torch.norm's out= fifth); a dtype given fifth is read as dtype",
-    ("nn", "TransformerEncoderLayer"): "activation defaults to 'relu', PyTorch's to the function relu: the same",
-    ("nn", "TransformerDecoderLayer"): "as TransformerEncoderLayer",
-    ("nn", "Transformer"): "as TransformerEncoderLayer",
 }
 
 
@@ -47,6 +44,13 @@ def _signature(obj):
         return inspect.signature(obj)
     except (TypeError, ValueError):  # a builtin without a readable signature
         return None
+
+
+def _same_default(ours, theirs) -> bool:
+    """Equal defaults; a function default (``activation=F.relu``) is the same function by its name."""
+    if inspect.isfunction(theirs) or inspect.isbuiltin(theirs):
+        return callable(ours) and getattr(ours, "__name__", None) == theirs.__name__
+    return ours == theirs
 
 
 def _differences(ours, theirs) -> list[str]:
@@ -68,7 +72,7 @@ def _differences(ours, theirs) -> list[str]:
             got = o_positional[i].name if i < len(o_positional) else "nothing"
             out.append(f"position {i}: PyTorch's {p.name!r}, ours {got!r}")
             continue
-        if p.default is not P.empty and o_positional[i].default != p.default:
+        if p.default is not P.empty and not _same_default(o_positional[i].default, p.default):
             out.append(f"{p.name}: PyTorch's default {p.default!r}, ours {o_positional[i].default!r}")
     for p in theirs.parameters.values():
         if p.kind is not P.KEYWORD_ONLY:
@@ -76,7 +80,7 @@ def _differences(ours, theirs) -> list[str]:
         q = o_by_name.get(p.name)
         if q is None and not takes_kwargs:
             out.append(f"keyword {p.name!r} missing")
-        elif q is not None and p.default is not P.empty and q.default != p.default:
+        elif q is not None and p.default is not P.empty and not _same_default(q.default, p.default):
             out.append(f"{p.name}: PyTorch's default {p.default!r}, ours {q.default!r}")
     return out
 

@@ -359,9 +359,10 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
-           chunk_size: int | None = None) -> Callable[..., Any]:  # fmt: skip
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:  # fmt: skip
     """The Jacobian of ``func`` with respect to input ``argnums``, shaped ``output.shape +
-    input.shape`` (row by row, by reverse mode)."""
+    input.shape`` (row by row, by reverse mode; ``_preallocate_and_copy``, PyTorch's choice of
+    how chunks are stored, gives the same values)."""
     return _jacobian(func, argnums, has_aux, "jacrev")
 
 

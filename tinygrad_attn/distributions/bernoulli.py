@@ -9,7 +9,7 @@ from ..functional import binary_cross_entropy_with_logits
 from ..tensors._tensor import Tensor
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
@@ -71,7 +71,7 @@ class Bernoulli(ExponentialFamily):
     def param_shape(self) -> Any:
         return self._param.size()
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             return _creation.bernoulli(self.probs.expand(shape))

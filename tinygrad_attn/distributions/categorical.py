@@ -15,7 +15,7 @@ from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .utils import expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
@@ -78,7 +78,7 @@ class Categorical(Distribution):
     def variance(self) -> Tensor:
         return _creation.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         n = math.prod(tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,))
         with no_grad():
@@ -157,7 +157,7 @@ class OneHotCategorical(Distribution):
     def param_shape(self) -> Any:
         return self._categorical.param_shape
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
         return one_hot(indices, probs.shape[-1]).type_as(probs)
@@ -182,7 +182,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
 
     has_rsample = True
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())

@@ -24,15 +24,34 @@ class Constraint:
 
 
 class _Dependent(Constraint):
-    """A constraint that depends on other parameters: it cannot be checked on its own."""
+    """A constraint that depends on other parameters: it cannot be checked on its own. Its
+    ``is_discrete`` and ``event_dim`` are those given; one not given cannot be read
+    (``NotImplementedError``, as PyTorch's)."""
 
-    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
-        self.is_discrete, self.event_dim = is_discrete, event_dim
+    def __init__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
+        self._is_discrete, self._event_dim = is_discrete, event_dim
 
-    def __call__(self, *, is_discrete: bool = False, event_dim: int = 0) -> _Dependent:
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        if self._is_discrete is NotImplemented:
+            raise NotImplementedError(".is_discrete cannot be determined statically")
+        return self._is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        if self._event_dim is NotImplemented:
+            raise NotImplementedError(".event_dim cannot be determined statically")
+        return self._event_dim
+
+    def __call__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> _Dependent:
+        """``constraints.dependent(is_discrete=True, event_dim=1)``: the settings not given are this one's."""
+        if is_discrete is NotImplemented:
+            is_discrete = self._is_discrete
+        if event_dim is NotImplemented:
+            event_dim = self._event_dim
         return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
 
-    def check(self, value: Tensor) -> Tensor:
+    def check(self, x: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
 
 
@@ -44,12 +63,12 @@ class _DependentProperty(property, _Dependent):
     """A property of a distribution that is its support, computed from its parameters
     (``Uniform``'s interval)."""
 
-    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+    def __init__(self, fn: Any = None, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
         property.__init__(self, fn)
         _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
     def __call__(self, fn: Any) -> _DependentProperty:
-        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
 class _Boolean(Constraint):
@@ -255,8 +274,8 @@ class _Multinomial(Constraint):
     def __init__(self, upper_bound: Any) -> None:
         self.upper_bound = upper_bound
 
-    def check(self, value: Tensor) -> Tensor:
-        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+    def check(self, x: Tensor) -> Tensor:
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
 
 
 class _Cat(Constraint):

@@ -12,7 +12,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
-from .distribution import Distribution, all_true
+from .distribution import EMPTY_SHAPE, Distribution, all_true
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
@@ -94,7 +94,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def param_shape(self) -> Any:
         return self._param.size()
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         u = _creation.rand(tuple(shape), dtype=self.probs.dtype, device=self.probs.device)
         return self.icdf(u)

@@ -17,7 +17,7 @@ from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
 from .categorical import Categorical
-from .distribution import Distribution, all_true
+from .distribution import EMPTY_SHAPE, Distribution, all_true
 from .exp_family import ExponentialFamily
 from .gamma import Gamma
 from .sampling import binomial, poisson
@@ -49,7 +49,7 @@ class Poisson(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.rate
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             return poisson(self.rate.expand(shape))
@@ -147,7 +147,7 @@ class Binomial(_CountAndProbs):
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             return binomial(self.total_count.expand(shape), self.probs.expand(shape))
@@ -204,7 +204,7 @@ class NegativeBinomial(_CountAndProbs):
     def _gamma(self) -> Gamma:
         return Gamma(self.total_count, (-self.logits).exp(), validate_args=False)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         with no_grad():
             return poisson(self._gamma.sample(sample_shape))
 
@@ -258,7 +258,7 @@ class Geometric(_ProbsOrLogits):
     def variance(self) -> Tensor:
         return (1.0 / self.probs - 1.0) / self.probs
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         tiny = finfo(self.probs.dtype).tiny
         with no_grad():
@@ -326,7 +326,7 @@ class Multinomial(Distribution):
     def param_shape(self) -> Any:
         return self._categorical.param_shape
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         sample_shape = tuple(sample_shape)
         with no_grad():
             draws = self._categorical.sample((self.total_count, *sample_shape))

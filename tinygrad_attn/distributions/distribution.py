@@ -23,6 +23,10 @@ def all_true(ok: Any) -> bool:
     return bool(ok.all())
 
 
+#: PyTorch's default ``sample_shape`` (and shapes of a distribution): ``torch.Size([])``
+EMPTY_SHAPE = Size()
+
+
 class Distribution:
     """A batch of distributions of shape ``batch_shape``, each drawing events of shape
     ``event_shape``. Subclasses give ``arg_constraints``, ``support``, ``rsample`` (or
@@ -39,7 +43,9 @@ class Distribution:
             raise ValueError(f"set_default_validate_args: expected True or False, got {value!r}")
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape: Any = (), event_shape: Any = (), validate_args: bool | None = None) -> None:
+    def __init__(
+        self, batch_shape: Any = EMPTY_SHAPE, event_shape: Any = EMPTY_SHAPE, validate_args: bool | None = None
+    ) -> None:
         self._batch_shape, self._event_shape = Size(batch_shape), Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
@@ -97,12 +103,12 @@ class Distribution:
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         """A draw of shape ``sample_shape + batch_shape + event_shape``, without gradient."""
         with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         """A reparameterised draw: differentiable with respect to the parameters."""
         raise NotImplementedError
 
@@ -128,7 +134,7 @@ class Distribution:
     def perplexity(self) -> Tensor:
         return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape: Any = ()) -> Size:
+    def _extended_shape(self, sample_shape: Any = EMPTY_SHAPE) -> Size:
         return Size(tuple(Size(sample_shape)) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value: Tensor) -> None:

@@ -9,7 +9,7 @@ from ..tensors._tensor import Tensor
 from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -45,7 +45,7 @@ class Exponential(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.rate.pow(-2)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         return self.rate.new_empty(shape).exponential_() / self.rate
 
@@ -103,7 +103,7 @@ class Laplace(Distribution):
     def stddev(self) -> Tensor:
         return math.sqrt(2) * self.scale
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         u = self.loc.new_empty(shape).uniform_(finfo(self.loc.dtype).eps - 1, 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()

@@ -9,6 +9,7 @@ from typing import Any
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from . import constraints
+from .distribution import EMPTY_SHAPE
 from .exp_family import ExponentialFamily
 from .sampling import standard_gamma
 from .transformed_distribution import TransformedDistribution
@@ -46,7 +47,7 @@ class Gamma(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.concentration / self.rate.pow(2)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         return value.clamp(min=finfo(value.dtype).tiny)

@@ -9,7 +9,7 @@ from typing import Any
 from ..tensors._tensor import Tensor, where
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .utils import broadcast_all
 
 
@@ -31,7 +31,7 @@ class GeneralizedPareto(Distribution):
         eq_zero = (c - 0.0).abs() <= 1e-8  # (isclose to 0 with PyTorch's default tolerances)
         return eq_zero, where(eq_zero, 1.0, c)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         return self.icdf(_creation.rand(tuple(shape), dtype=self.loc.dtype, device=self.loc.device))
 

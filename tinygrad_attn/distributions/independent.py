@@ -8,7 +8,7 @@ from typing import Any
 
 from ..tensors._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .utils import sum_rightmost
 
 
@@ -65,10 +65,10 @@ class Independent(Distribution):
     def variance(self) -> Tensor:
         return self.base_dist.variance
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value: Any) -> Tensor:

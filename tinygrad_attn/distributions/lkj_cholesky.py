@@ -15,7 +15,7 @@ from ..tensors.factories import creation as _creation
 from ..tensors.shape.shape_functions import cat
 from . import constraints
 from .beta import Beta
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .utils import broadcast_all
 
 
@@ -49,7 +49,7 @@ class LKJCholesky(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             shape = tuple(self._extended_shape(sample_shape))

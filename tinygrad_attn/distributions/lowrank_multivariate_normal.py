@@ -14,7 +14,7 @@ from .. import linalg
 from ..tensors._tensor import Tensor
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .multivariate_normal import batch_mahalanobis
 from .normal import standard_normal
 from .utils import lazy_property
@@ -116,7 +116,7 @@ class LowRankMultivariateNormal(Distribution):
         precision = self._unbroadcasted_cov_diag.reciprocal().diag_embed() - a.mT @ a
         return precision.expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         eps_w = standard_normal((*shape[:-1], self.cov_factor.shape[-1]), self.loc)
         eps_d = standard_normal(shape, self.loc)

@@ -15,7 +15,7 @@ from ..tensors._tensor import Tensor
 from . import constraints
 from .categorical import Categorical
 from .constraints import MixtureSameFamilyConstraint
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 
 
 class MixtureSameFamily(Distribution):
@@ -94,7 +94,7 @@ class MixtureSameFamily(Distribution):
         log_mix_prob = self.mixture_distribution.logits.log_softmax(-1)  # (B, K)
         return (log_prob_x + log_mix_prob).logsumexp(-1)  # (S, B)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         """The mixture's draw picks a component; the components are all drawn (in that order, as PyTorch's)."""
         sample_shape = tuple(sample_shape)
         with no_grad():

@@ -11,7 +11,7 @@ import numpy as np
 from .. import linalg
 from ..tensors._tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .normal import standard_normal
 from .utils import lazy_property
 
@@ -117,7 +117,7 @@ class MultivariateNormal(Distribution):
     def variance(self) -> Tensor:
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand((*self._batch_shape, *self._event_shape))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         eps = standard_normal(tuple(self._extended_shape(sample_shape)), self.loc)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 

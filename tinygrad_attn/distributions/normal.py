@@ -10,6 +10,7 @@ from ..tensors._tensor import Tensor
 from ..tensors.elementwise import math_functions as _math
 from ..tensors.factories import creation as _creation
 from . import constraints
+from .distribution import EMPTY_SHAPE
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -54,12 +55,12 @@ class Normal(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.stddev.pow(2)
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             return _math.normal(self.loc.expand(shape), self.scale.expand(shape))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         eps = standard_normal(tuple(self._extended_shape(sample_shape)), self.loc)
         return self.loc + eps * self.scale
 

@@ -12,7 +12,7 @@ from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
 from .categorical import Categorical
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
 from .utils import broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
@@ -56,7 +56,7 @@ class LogitRelaxedBernoulli(Distribution):
     def param_shape(self) -> Any:
         return self._param.size()
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
         u = clamp_probs(_creation.rand(tuple(shape), dtype=probs.dtype, device=probs.device))
@@ -140,7 +140,7 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self) -> Tensor:
         return self._categorical.probs
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         u = clamp_probs(_creation.rand(tuple(shape), dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(u.log())).log())

@@ -9,7 +9,7 @@ from typing import Any
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .gamma import Chi2, Gamma
 from .normal import standard_normal
 from .utils import broadcast_all
@@ -46,7 +46,7 @@ class StudentT(Distribution):
         finite = self.scale.pow(2) * df / where(df > 2, df - 2, 1.0)
         return where(df > 2, finite, where(df > 1, float("inf"), float("nan")))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         x = standard_normal(shape, self.df)
         z = self._chi2.rsample(sample_shape)
@@ -106,7 +106,7 @@ class FisherSnedecor(Distribution):
         df1, df2 = self.df1, where(self.df2 <= 4, float("nan"), self.df2)
         return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         x1 = self._gamma1.rsample(sample_shape).reshape(shape)
         x2 = self._gamma2.rsample(sample_shape).reshape(shape)

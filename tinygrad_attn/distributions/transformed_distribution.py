@@ -9,7 +9,7 @@ from typing import Any
 from ..engine.switches import no_grad
 from ..tensors._tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
 from .utils import sum_rightmost
@@ -78,14 +78,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         with no_grad():
             x = self.base_dist.sample(sample_shape)
             for t in self.transforms:
                 x = t(x)
             return x
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         x = self.base_dist.rsample(sample_shape)
         for t in self.transforms:
             x = t(x)

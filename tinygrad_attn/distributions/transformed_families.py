@@ -12,7 +12,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .exponential import Exponential
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
@@ -49,7 +49,7 @@ class Cauchy(Distribution):
     def variance(self) -> Tensor:
         return self.loc.new_full(tuple(self._extended_shape()), float("inf"))
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             eps = self.loc.new_empty(shape).cauchy_()

@@ -7,7 +7,7 @@ from typing import Any
 from ..tensors._tensor import Tensor
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution, all_true
+from .distribution import EMPTY_SHAPE, Distribution, all_true
 from .utils import broadcast_all
 
 
@@ -47,7 +47,7 @@ class Uniform(Distribution):
     def variance(self) -> Tensor:
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape: Any = ()) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         u = _creation.rand(tuple(shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + u * (self.high - self.low)

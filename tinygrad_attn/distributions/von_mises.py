@@ -12,7 +12,7 @@ from ..engine.switches import no_grad
 from ..tensors._tensor import Tensor, where
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import EMPTY_SHAPE, Distribution
 from .utils import broadcast_all, lazy_property
 
 # Abramowitz and Stegun 9.8.1-9.8.4: I0 and I1 below 3.75 (in (x / 3.75)**2), and above it
@@ -76,7 +76,7 @@ class VonMises(Distribution):
         rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
         return where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho.pow(2)) / (2 * rho))
 
-    def sample(self, sample_shape: Any = ()) -> Tensor:
+    def sample(self, sample_shape: Any = EMPTY_SHAPE) -> Tensor:
         """Best and Fisher's rejection sampler, in float64 whatever the dtype (small
         concentrations would hang in float32): three uniforms per element and round, until
         every element has accepted."""

@@ -16,7 +16,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution, all_true
+from .distribution import EMPTY_SHAPE, Distribution, all_true
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _precision_to_scale_tril
@@ -146,7 +146,7 @@ class Wishart(ExponentialFamily):
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.mT
 
-    def rsample(self, sample_shape: Any = (), max_try_correction: int | None = None) -> Tensor:
+    def rsample(self, sample_shape: Any = EMPTY_SHAPE, max_try_correction: int | None = None) -> Tensor:
         """Bartlett draws, then PyTorch's correction rounds, in PyTorch's own steps: its first
         check flags the draws that are positive definite (not the singular ones), so every sample
         index holding one is drawn again, with PyTorch's warning "Singular sample detected."; the

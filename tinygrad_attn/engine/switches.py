@@ -232,13 +232,26 @@ class _Switch(contextlib.ContextDecorator):
         setattr(st, self.attr, st.saved.pop())
 
 
-class no_grad(_Switch):
+class _NoParamSwitch(_Switch):
+    """A switch without settings: PyTorch's ``(orig_func=None)``, the function it decorates
+    when used without parentheses."""
+
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)  # @no_grad, without parentheses
+
+
+class no_grad(_NoParamSwitch):
     """Record nothing inside: ``with tga.no_grad(): ...`` or ``@tga.no_grad()``."""
 
     attr, value = "grad_enabled", False
 
+    def __init__(self) -> None:  # (PyTorch's no_grad(): its instance takes nothing)
+        super().__init__()
 
-class enable_grad(_Switch):
+
+class enable_grad(_NoParamSwitch):
     """Record again inside a ``no_grad`` region."""
 
     attr, value = "grad_enabled", True

@@ -87,9 +87,9 @@ def _dim(x: Tensor, axis: int | None, dim: int | None, op: str, *, warn: bool = 
     return implicit_dim(x.ndim, op, warn=warn) if d is None else d
 
 
-def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+def _softmax_fused(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                    axis: int | None = None) -> Tensor | None:  # fmt: skip
-    x = x if dtype is None else x.astype(dtype)
+    x = input if dtype is None else input.astype(dtype)
     _float(x, "softmax")
     implicit = dim is None and axis is None
     axis = _dim(x, axis, dim, "softmax", warn=False)
@@ -102,11 +102,11 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
 
 @public(function=False, functional=True)
 @composite("softmax", _softmax_fused)
-def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
     """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; without either, PyTorch's legacy axis),
-    shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
-    x = x if dtype is None else x.astype(dtype)
+    shifted by the max so it never overflows; ``dtype`` casts ``input`` first, as in PyTorch."""
+    x = input if dtype is None else input.astype(dtype)
     axis = _dim(x, axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
         return _degenerate_result(x, (x - x).exp())
@@ -114,9 +114,9 @@ def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any 
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+def _log_softmax_fused(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                        axis: int | None = None) -> Tensor | None:  # fmt: skip
-    x = x if dtype is None else x.astype(dtype)
+    x = input if dtype is None else input.astype(dtype)
     _float(x, "log_softmax")
     implicit = dim is None and axis is None
     axis = _dim(x, axis, dim, "log_softmax", warn=False)
@@ -129,11 +129,11 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
 
 @public(function=False, functional=True)
 @composite("log_softmax", _log_softmax_fused)
-def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip
     """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; without either, PyTorch's legacy axis);
-    ``dtype`` casts ``x`` first, as in PyTorch."""
-    x = x if dtype is None else x.astype(dtype)
+    ``dtype`` casts ``input`` first, as in PyTorch."""
+    x = input if dtype is None else input.astype(dtype)
     axis = _dim(x, axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
         return _degenerate_result(x, (x - x) - (x - x).exp().log())
@@ -404,20 +404,20 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorc
 
 
 @public(function=False, functional=True)
-def sigmoid(x: Tensor) -> Tensor:
-    return x.sigmoid()
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
 
 
 @public(function=False, functional=True)
-def tanh(x: Tensor) -> Tensor:
-    return x.tanh()
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
 
 
 @public(function=False, method=True, functional=True)
 @composite("dropout")
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
-    (``inplace=True``: written into ``x``).
+    (``inplace=True``: written into ``input``).
 
     The mask is drawn on the host from the seeded generator, so it is the same on
     every device for the same seed.
@@ -425,16 +425,18 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     if not 0.0 <= p <= 1.0:  # (PyTorch's F.dropout: ValueError; its attention's dropout: RuntimeError)
         raise InvalidArgumentError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
-        return x
-    tensor_arg(x, "dropout")
-    if x.dtype.kind not in "fc" and p < 1.0 and x.numel():  # (PyTorch's: the kept values are scaled, as floats)
-        raise cast_error("dropout", np.dtype(np.float32), x)
+        return input
+    tensor_arg(input, "dropout")
+    if input.dtype.kind not in "fc" and p < 1.0 and input.numel():  # (PyTorch's: the kept values are scaled, as floats)
+        raise cast_error("dropout", np.dtype(np.float32), input)
     if inplace:
-        return _in_place(x, "dropout", dropout, p=p, training=training)
+        return _in_place(input, "dropout", dropout, p=p, training=training)
     if p == 1.0:
-        return x * (0.0 if x.dtype.kind in "fc" else False)  # (False: zeros in x's own integer or bool dtype)
-    # (an op: a traced program draws at each replay; in x's memory order, as PyTorch's mask)
-    return x * draw("dropout", x.shape, x.dtype, x, p, order=memory_order(tuple(x.shape), x.stride()))
+        # (False: zeros in the input's own integer or bool dtype)
+        return input * (0.0 if input.dtype.kind in "fc" else False)
+    # (an op: a traced program draws at each replay; in input's memory order, as PyTorch's mask)
+    order = memory_order(tuple(input.shape), input.stride())
+    return input * draw("dropout", input.shape, input.dtype, input, p, order=order)
 
 
 # -- losses -------------------------------------------------------------------------
@@ -959,32 +961,34 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 @public(function=False, functional=True)
 @accepts("floating")
 @composite("leaky_relu")
-def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere (``inplace=True``: written into ``input``)."""
     if inplace:
-        return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
-    return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
+        return _in_place(input, "leaky_relu", leaky_relu, negative_slope=negative_slope)
+    # (as PyTorch's, it keeps the input)
+    return saved_for_backward(where(input > 0, input, input * negative_slope), input, piecewise=True)
 
 
 @public(function=False, functional=True)
 @accepts("floating")
 @composite("silu")
-def silu(x: Tensor, inplace: bool = False) -> Tensor:
-    """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)`` (also called swish; ``inplace=True``: written into ``input``)."""
     if inplace:
-        return _in_place(x, "silu", silu)
-    return x * x.sigmoid()
+        return _in_place(input, "silu", silu)
+    return input * input.sigmoid()
 
 
 @public(function=False, functional=True)
 @accepts("floating")
 @composite("elu")
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere (``inplace=True``: written into ``input``)."""
     if inplace:
-        return _in_place(x, "elu", elu, alpha=alpha)
-    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
-    return saved_for_backward(where(x <= 0, _expm1_negative(x) * alpha, x), x)  # (as PyTorch's, it keeps x)
+        return _in_place(input, "elu", elu, alpha=alpha)
+    # (expm1, as PyTorch's: exp(input) - 1 would round a tiny input's result to 0; NaN takes the positive side's gradient)
+    # (as PyTorch's, it keeps the input)
+    return saved_for_backward(where(input <= 0, _expm1_negative(input) * alpha, input), input)
 
 
 @public(function=False, functional=True)
@@ -1237,7 +1241,7 @@ _PAD_NODES = {"reflect": "reflection", "replicate": "replication"}  # (PyTorch's
 
 
 @public(function=False, functional=True)
-def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | None = None) -> Tensor:
+def pad(input: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad (or, with negative amounts, crop) the last axes, PyTorch's way.
 
     ``pad`` is ``(left, right)`` for the last axis, then ``(left, right)`` for the one
@@ -1246,27 +1250,27 @@ def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | 
     or ``"circular"`` (wrap around).
     """
     pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:  # (PyTorch's RuntimeError; a ValueError as the library's was)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:  # (PyTorch's RuntimeError; a ValueError as the library's was)
         raise InvalidArgumentError(
-            f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {tuple(x.shape)}, got {pad}"
+            f"pad: needs (left, right) pairs for at most {input.ndim} axes of a tensor of shape {tuple(input.shape)}, got {pad}"
         )
     if mode not in _PAD_MODES:
         raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
-    if mode != "constant" and not (len(pad) in (2, 4, 6) and x.ndim in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
+    if mode != "constant" and not (len(pad) in (2, 4, 6) and input.ndim in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
         raise NotImplementedError(  # (PyTorch's kernels: the last 1, 2 or 3 axes of a 1 or 2 times batched input)
-            f"pad: Padding size {len(pad)} is not supported for {x.ndim}D input tensor ({mode} pads the last 1, 2 or "
-            f"3 axes of a 2D-3D, 3D-4D or 4D-5D tensor; the tensor has shape {tuple(x.shape)})"
+            f"pad: Padding size {len(pad)} is not supported for {input.ndim}D input tensor ({mode} pads the last 1, 2 or "
+            f"3 axes of a 2D-3D, 3D-4D or 4D-5D tensor; the tensor has shape {tuple(input.shape)})"
         )
     if mode in ("reflect", "replicate"):  # (PyTorch has no bool kernel for these; 'circular' copies)
-        check_dtype(f"{mode}_pad", x, "numeric")
+        check_dtype(f"{mode}_pad", input, "numeric")
     if mode == "circular":  # (PyTorch writes it from slices and copies: its steps show, as ours)
-        return _pad_steps(x, pad, mode, value)
+        return _pad_steps(input, pad, mode, value)
     # (PyTorch's one node: ConstantPadNdBackward0, ReflectionPad1DBackward0, ReplicationPad2DBackward0, ...)
     name = "constant_pad_nd" if mode == "constant" else f"{_PAD_NODES[mode]}_pad{len(pad) // 2}d"
-    with recorded_as(name, x):
-        return _pad_steps(x, pad, mode, value)
+    with recorded_as(name, input):
+        return _pad_steps(input, pad, mode, value)
 
 
 def _pad_steps(x: Tensor, pad: tuple[int, ...], mode: str, value: float | None) -> Tensor:

@@ -129,7 +129,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
 
 @public(function=False, functional=True)
-def gumbel_softmax(logits: Tensor, tau: Any = 1.0, hard: Any = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+def gumbel_softmax(logits: Tensor, tau: Any = 1, hard: Any = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` along ``dim``
     with ``g`` standard Gumbel noise; ``hard=True`` returns the one-hot of its argmax whose
     gradient is the soft sample's (the straight-through estimator): PyTorch's ``F.gumbel_softmax``

@@ -145,7 +145,7 @@ _EPSILON = 1e-12
 
 @public(function=False, functional=True)
 @composite("cosine_embedding_loss")
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average: Any = None,
                           reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``1 - cos(x1, x2)`` where ``target`` is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1.
 

@@ -33,7 +33,7 @@ def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = 
 
 @public(function=False, functional=True)
 @composite("margin_ranking_loss")
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0, size_average: Any = None,
                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``max(0, -target * (input1 - input2) + margin)``: ``target`` 1 where ``input1`` should
     rank higher, -1 where ``input2`` should (PyTorch's ``F.margin_ranking_loss``)."""

@@ -236,7 +236,7 @@ def _separable(x: Tensor, sizes: tuple, scales: tuple | None, cubic: bool, align
 # -- PyTorch's deprecated spellings of interpolate ------------------------------------------
 @public(function=False, functional=True)
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-             align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
+             align_corners: bool | None = None, *, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
     """PyTorch's deprecated ``F.upsample``: :func:`interpolate`, with PyTorch's warning."""
     _user_warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)

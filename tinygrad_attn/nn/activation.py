@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import functional as F
 from ..engine.switches import no_grad
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 from .layers import _float_dtype
 from .module import Module, Parameter
@@ -28,8 +29,8 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x, inplace=self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -44,21 +45,21 @@ class GELU(Module):
             raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, approximate=self.approximate)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
 
 
 class Tanh(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.tanh(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanh(input)
 
 
 class Sigmoid(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return F.sigmoid(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.sigmoid(input)
 
 
 def _legacy_dim(x: Tensor) -> int:
@@ -74,8 +75,8 @@ class Softmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmax(x, _legacy_dim(x) if self.dim is None else self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, _legacy_dim(input) if self.dim is None else self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -84,84 +85,163 @@ class Softmax(Module):
 class LogSoftmax(Softmax):
     """``log_softmax`` along ``dim``; without ``dim``, PyTorch's legacy choice of axis."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.log_softmax(x, _legacy_dim(x) if self.dim is None else self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, _legacy_dim(input) if self.dim is None else self.dim)
 
 
 # -- PyTorch's further activation modules: each one function of F, PyTorch's arguments --------
 class _Elementwise(Module):
-    """An activation with keyword settings; ``inplace=True`` writes the result into the input."""
+    """An activation with settings (PyTorch's, in its order, named in ``_settings``);
+    ``inplace=True`` writes the result into the input."""
 
     _fn: str = ""  # the function of F it applies
 
-    _default_values: tuple[tuple[str, Any], ...] = ()  # PyTorch's settings, in its order
+    _settings: tuple[str, ...] = ()  # the attributes passed to it by keyword, in PyTorch's order
 
-    def __init__(self, *args: Any, inplace: bool = False, **kwargs: Any) -> None:
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
-        names = [n for n, _ in self._default_values]
-        if len(args) > len(names) + 1:
-            raise TypeError(f"{type(self).__name__}: takes at most {len(names) + 1} positional arguments "
-                            f"({names + ['inplace']})")  # fmt: skip
-        if len(args) == len(names) + 1:  # (PyTorch's inplace comes last, positionally too)
-            *args, inplace = args
-        values = dict(self._default_values)
-        values.update(zip(names, args))
-        for k, v in kwargs.items():
-            if k not in values:
-                raise TypeError(f"{type(self).__name__}: unexpected argument {k!r}; it takes {names}")
-            values[k] = v
         self.inplace = inplace
-        for k, v in values.items():
-            setattr(self, k, v)
 
-    def forward(self, x: Tensor) -> Tensor:
-        kw = {k: getattr(self, k) for k, _ in self._default_values}
+    def forward(self, input: Tensor) -> Tensor:
+        kw = {k: getattr(self, k) for k in self._settings}
         if self.inplace:  # (only when asked: not every function takes it)
             kw["inplace"] = True
-        return getattr(F, self._fn)(x, **kw)
+        return getattr(F, self._fn)(input, **kw)
 
     #: whether PyTorch's repr shows ``inplace=True`` (Hardswish's and Hardsigmoid's do not)
     _inplace_in_repr = True
 
     def extra_repr(self) -> str:
-        parts = [f"{k}={getattr(self, k)}" for k, _ in self._default_values]
+        parts = [f"{k}={getattr(self, k)}" for k in self._settings]
         return ", ".join(parts + (["inplace=True"] if self.inplace and self._inplace_in_repr else []))
 
 
-def _activation(name: str, fn: str, doc: str, **defaults: Any) -> type[Module]:
-    return type(name, (_Elementwise,), {"_fn": fn, "_default_values": tuple(defaults.items()), "__doc__": doc,
-                                        "__module__": __name__})  # fmt: skip
+class CELU(_Elementwise):
+    """``F.celu``: ``x`` above 0, ``alpha * (exp(x / alpha) - 1)`` below."""
+
+    _fn, _settings = "celu", ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
 
 
-CELU = _activation("CELU", "celu", "``F.celu``: ``x`` above 0, ``alpha * (exp(x / alpha) - 1)`` below.", alpha=1.0)
-SELU = _activation("SELU", "selu", "``F.selu``: the self-normalising scaled ELU.")
-ReLU6 = _activation("ReLU6", "relu6", "``F.relu6``: ``min(max(x, 0), 6)``.")
-Hardswish = _activation("Hardswish", "hardswish", "``F.hardswish``: ``x * relu6(x + 3) / 6``.")
-Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "``F.hardsigmoid``: ``relu6(x + 3) / 6``.")
-Hardswish._inplace_in_repr = Hardsigmoid._inplace_in_repr = False  # (PyTorch's reprs show no inplace)
-Hardtanh = _activation("Hardtanh", "hardtanh", "``F.hardtanh``: ``x`` clipped to ``[min_val, max_val]``.",
-                       min_val=-1.0, max_val=1.0)  # fmt: skip
-Mish = _activation("Mish", "mish", "``F.mish``: ``x * tanh(softplus(x))``.")
-SiLU = _activation("SiLU", "silu", "``F.silu``: ``x * sigmoid(x)``.")
-ELU = _activation("ELU", "elu", "``F.elu``: ``x`` above 0, ``alpha * (exp(x) - 1)`` below.", alpha=1.0)
-LeakyReLU = _activation("LeakyReLU", "leaky_relu", "``F.leaky_relu``: ``negative_slope * x`` below 0.",
-                        negative_slope=0.01)  # fmt: skip
-Threshold = _activation("Threshold", "threshold", "``F.threshold``: ``x`` above ``threshold``, ``value`` elsewhere.",
-                        threshold=None, value=None)  # fmt: skip
+class SELU(_Elementwise):
+    """``F.selu``: the self-normalising scaled ELU."""
+
+    _fn = "selu"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class ReLU6(_Elementwise):
+    """``F.relu6``: ``min(max(x, 0), 6)``."""
+
+    _fn = "relu6"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class Hardswish(_Elementwise):
+    """``F.hardswish``: ``x * relu6(x + 3) / 6``."""
+
+    _fn, _inplace_in_repr = "hardswish", False  # (PyTorch's repr shows no inplace)
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class Hardsigmoid(_Elementwise):
+    """``F.hardsigmoid``: ``relu6(x + 3) / 6``."""
+
+    _fn, _inplace_in_repr = "hardsigmoid", False  # (PyTorch's repr shows no inplace)
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class Hardtanh(_Elementwise):
+    """``F.hardtanh``: ``x`` clipped to ``[min_val, max_val]`` (``min_value``/``max_value``:
+    PyTorch's deprecated names of the two, which it warns about and takes)."""
+
+    _fn, _settings = "hardtanh", ("min_val", "max_val")
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:  # fmt: skip
+        super().__init__(inplace)
+        if min_value is not None:
+            _user_warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning)
+            min_val = min_value
+        if max_value is not None:
+            _user_warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning)
+            max_val = max_value
+        if max_val <= min_val:
+            raise AssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val, self.max_val = min_val, max_val
+
+
+class Mish(_Elementwise):
+    """``F.mish``: ``x * tanh(softplus(x))``."""
+
+    _fn = "mish"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class SiLU(_Elementwise):
+    """``F.silu``: ``x * sigmoid(x)``."""
+
+    _fn = "silu"
+
+    def __init__(self, inplace: bool = False) -> None:  # (its own: errors name the class, as PyTorch's)
+        super().__init__(inplace)
+
+
+class ELU(_Elementwise):
+    """``F.elu``: ``x`` above 0, ``alpha * (exp(x) - 1)`` below."""
+
+    _fn, _settings = "elu", ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
+
+
+class LeakyReLU(_Elementwise):
+    """``F.leaky_relu``: ``negative_slope * x`` below 0."""
+
+    _fn, _settings = "leaky_relu", ("negative_slope",)
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.negative_slope = negative_slope
+
+
+class Threshold(_Elementwise):
+    """``F.threshold``: ``x`` above ``threshold``, ``value`` elsewhere."""
+
+    _fn, _settings = "threshold", ("threshold", "value")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
 
 
 class LogSigmoid(Module):
     """``F.logsigmoid``: ``log(sigmoid(x))``."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.logsigmoid(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
 
 
 class Softsign(Module):
     """``F.softsign``: ``x / (1 + |x|)``."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softsign(x)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
 
 
 class GLU(Module):
@@ -171,8 +251,8 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.glu(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -185,8 +265,8 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softplus(x, self.beta, self.threshold)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -195,8 +275,8 @@ class Softplus(Module):
 class Softmin(Softmax):
     """``F.softmin`` along ``dim``; without ``dim``, PyTorch's legacy choice of axis."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmin(x, _legacy_dim(x) if self.dim is None else self.dim)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, _legacy_dim(input) if self.dim is None else self.dim)
 
 
 class _Shrink(Module):

@@ -148,21 +148,21 @@ class Embedding(Module):
         return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings, _freeze=freeze)  # fmt: skip
 
-    def forward(self, ids: Any) -> Tensor:
-        if isinstance(ids, Tensor) and ids.dtype not in (np.int64, np.int32):  # (PyTorch's check, and class)
+    def forward(self, input: Any) -> Tensor:
+        if isinstance(input, Tensor) and input.dtype not in (np.int64, np.int32):  # (PyTorch's check, and class)
             raise InvalidArgumentError(f"Embedding({self.num}, {self.dim}): Expected tensor for argument #1 'indices' "
-                                       f"to have one of the following scalar types: Long, Int; but got ids of dtype "
-                                       f"{ids.dtype} and shape {tuple(ids.shape)}")  # fmt: skip
+                                       f"to have one of the following scalar types: Long, Int; but got input of dtype "
+                                       f"{input.dtype} and shape {tuple(input.shape)}")  # fmt: skip
         if self.max_norm is not None or self.scale_grad_by_freq:
-            return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+            return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq)  # fmt: skip
-        if tracing() and isinstance(ids, Tensor):  # ids an input of the traced program
-            return F.embedding(ids, self.weight, self.padding_idx)
-        host = host_integers(ids, "Embedding")
+        if tracing() and isinstance(input, Tensor):  # input an input of the traced program
+            return F.embedding(input, self.weight, self.padding_idx)
+        host = host_integers(input, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
             raise IndexError(f"Embedding({self.num}, {self.dim}): id {bad} is out of range [0, {self.num})")
-        # (..., dim); repeated ids accumulate gradient; new memory, also for one 0-d id
+        # (..., dim); repeated indices accumulate gradient; new memory, also for one 0-d index
         out = self.weight[host] if host.ndim else self.weight[host.reshape(1)].reshape(self.weight.shape[1:])
         if self.padding_idx is not None and (host == self.padding_idx).any():
             # The padding row is read but not learned: its lookups pass no gradient back.
@@ -199,18 +199,18 @@ class LayerNorm(Module):
     no bias.
     """
 
-    def __init__(self, dim: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        shape = _shape(dim)
-        self.dim, self.eps, self.normalized_shape = dim, eps, shape
+        shape = _shape(normalized_shape)
+        self.dim, self.eps, self.normalized_shape = normalized_shape, eps, shape
         self.elementwise_affine = elementwise_affine
         dtype = _float_dtype(dtype)
         self.weight = Parameter(np.ones(shape, dtype), device=device) if elementwise_affine else None
         self.bias = Parameter(np.zeros(shape, dtype), device=device) if elementwise_affine and bias else None
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
@@ -243,8 +243,8 @@ class Identity(Module):
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__()
 
-    def forward(self, x: Any) -> Any:
-        return x
+    def forward(self, input: Any) -> Any:
+        return input
 
 
 class Dropout(Module):
@@ -259,8 +259,8 @@ class Dropout(Module):
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -452,10 +452,10 @@ class LazyLinear(Linear):
             b.__class__ = Parameter
         self.__class__ = Linear  # as PyTorch's cls_to_become
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Tensor:
         if self.has_uninitialized_params():
-            self.initialize_parameters(x)
-        return Linear.forward(self, x)
+            self.initialize_parameters(input)
+        return Linear.forward(self, input)
 
 
 class Bilinear(Module):

@@ -66,29 +66,50 @@ class _Lazy:
         self.__class__ = self.cls_to_become
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
-        if self.has_uninitialized_params() and args:
-            self.initialize_parameters(args[0])
+        if self.has_uninitialized_params() and (args or kw):  # (the input by keyword too: layer(input=x))
+            self.initialize_parameters(*args, **kw)
         return Module.__call__(self, *args, **kw)  # type: ignore[arg-type]  (the class may have just changed)
+
+
+def _initialize_conv(self: Any, input: Tensor, *args: Any, **kwargs: Any) -> None:
+    """PyTorch's lazy convolutions' ``initialize_parameters(input, *args, **kwargs)``: the channels
+    are ``input``'s; the rest (a forward's other arguments) says nothing about them."""
+    _Lazy.initialize_parameters(self, input)
 
 
 def _lazy_conv(base: type, transposed: bool) -> type:
     nd = base._nd
 
-    def __init__(self: Any, out_channels: int, kernel_size: Any, *args: Any, **kw: Any) -> None:
+    def init(self: Any, out_channels: int, kernel_size: Any, **kw: Any) -> None:
         # (groups is checked against the channels when they are known, at the first input, as PyTorch's)
-        bound = inspect.signature(base.__init__).bind(self, 0, out_channels, kernel_size, *args, **kw)
-        groups = bound.arguments.get("groups", 1)
+        groups = kw["groups"]
         if not isinstance(groups, int) or groups < 1:
             raise InvalidArgumentError(f"Lazy{base.__name__}: groups must be a positive integer, got {groups!r}")
-        bound.arguments["groups"] = 1
-        base.__init__(*bound.args, **bound.kwargs)
+        base.__init__(self, 0, out_channels, kernel_size, **{**kw, "groups": 1})
         self.groups = groups
-        self._remember(out_channels, kernel_size, *args, **kw)
+        self._remember(out_channels, kernel_size, **kw)
+
+    if transposed:  # (PyTorch's parameters, in its order: output_padding third, dilation after bias)
+
+        def __init__(self: Any, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                     padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+            init(self, out_channels, kernel_size, stride=stride, padding=padding, output_padding=output_padding,
+                 groups=groups, bias=bias, dilation=dilation, padding_mode=padding_mode, device=device, dtype=dtype)  # fmt: skip
+
+    else:
+
+        def __init__(self: Any, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                     dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                     device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+            init(self, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, groups=groups,
+                 bias=bias, padding_mode=padding_mode, device=device, dtype=dtype)  # fmt: skip
 
     doc = (f"PyTorch's ``nn.Lazy{base.__name__}(out_channels, kernel_size, ...)``: a :class:`{base.__name__}` "
            "whose ``in_channels`` is read from its first input.")  # fmt: skip
     return type(f"Lazy{base.__name__}", (_Lazy, base),
-                {"__init__": __init__, "cls_to_become": base, "_channel_from_end": nd + 1, "__doc__": doc,
+                {"__init__": __init__, "initialize_parameters": _initialize_conv, "cls_to_become": base,
+                 "_channel_from_end": nd + 1, "__doc__": doc,
                  "__module__": __name__})  # fmt: skip
 
 

@@ -41,17 +41,22 @@ class Parameter(Tensor):
     __slots__ = ()
     _subclass_results = False  # (an op of a parameter gives a Tensor, as PyTorch's)
 
-    def __init__(self, data: Any, requires_grad: bool = True, **kw: Any) -> None:
+    def __init__(self, data: Any = None, requires_grad: bool = True, *, dtype: Any = None, device: Any = None,
+                 name: str | None = None) -> None:  # fmt: skip
+        """``data`` (an empty tensor without it, as PyTorch's ``Parameter()``) as a learnable leaf;
+        ``dtype``, ``device`` and ``name`` are the library's, as :class:`Tensor`'s."""
+        if data is None:
+            data = ()
         if isinstance(data, Tensor):
-            if kw.get("dtype") is None and kw.get("device") in (None, data.device):
-                super().__init__((), name=kw.get("name"))
+            if dtype is None and device in (None, data.device):
+                super().__init__((), name=name)
                 self._data, self._dev = data._data, data._dev
                 if requires_grad:
                     self.requires_grad_(True)
                 return
-            kw.setdefault("device", data.device)
+            device = data.device if device is None else device
             data = data.detach()
-        super().__init__(data, requires_grad=requires_grad, **kw)
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device, name=name)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -304,7 +309,7 @@ class Module:
         setattr(self, name, module)
 
     # -- calling ------------------------------------------------------------------
-    def forward(self, *args: Any, **kw: Any) -> Any:
+    def forward(self, *input: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -374,21 +379,25 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """``(dotted name, module)`` for this module and every descendant, each once, in pre-order."""
-        seen: set[int] = set()
-        stack = [(prefix, self)]
-        while stack:
-            name, m = stack.pop()
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
-            yield name, m
-            kids = [(f"{name}.{k}" if name else k, c) for k, c in m._modules.items()]
-            stack.extend(reversed(kids))
+    def named_modules(self, memo: set[Module] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:  # fmt: skip
+        """``(dotted name, module)`` for this module and every descendant, in pre-order: each once
+        (``memo`` holds those already given), or with ``remove_duplicate=False`` at every path
+        that reaches it, as PyTorch's."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """This module and every descendant, as :meth:`named_modules` gives them."""
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def get_submodule(self, target: str) -> Module:
@@ -409,24 +418,13 @@ class Module:
     def _named_members(self, registry: str, prefix: str, recurse: bool,
                        remove_duplicate: bool) -> Iterator[tuple[str, Any]]:  # fmt: skip
         seen: set[int] = set()
-        if not recurse:
-            mods: Iterable[tuple[str, Module]] = [(prefix, self)]
-        elif remove_duplicate:
-            mods = self.named_modules(prefix)
-        else:
-            mods = self._all_named_modules(prefix)
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mname, m in mods:
             for pname, p in getattr(m, registry).items():
                 if p is None or (remove_duplicate and id(p) in seen):
                     continue
                 seen.add(id(p))
                 yield (f"{mname}.{pname}" if mname else pname), p
-
-    def _all_named_modules(self, prefix: str) -> Iterator[tuple[str, Module]]:
-        yield prefix, self
-        for k, c in self._modules.items():
-            if c is not None:
-                yield from c._all_named_modules(f"{prefix}.{k}" if prefix else k)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at a dotted path (``"1.weight"``), as PyTorch's."""
@@ -477,10 +475,10 @@ class Module:
     def eval(self) -> Module:
         return self.train(False)
 
-    def requires_grad_(self, flag: bool = True) -> Module:
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
         """Freeze (``False``) or unfreeze every parameter."""
         for p in self.parameters():
-            p.requires_grad_(flag)
+            p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -1272,8 +1270,10 @@ class RemovableHandle:
 
     _next_id = [0]
 
-    def __init__(self, hooks: dict, extra: Sequence[dict] = ()) -> None:
+    def __init__(self, hooks_dict: dict, *, extra_dict: dict | Sequence[dict] | None = None) -> None:
+        hooks = hooks_dict
         self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+        extra = [] if extra_dict is None else [extra_dict] if isinstance(extra_dict, dict) else list(extra_dict)
         self._extra = [weakref.ref(d) for d in extra]  # (the registries marking the hook: with_kwargs, ...)
         self.id = RemovableHandle._next_id[0]
         RemovableHandle._next_id[0] += 1
@@ -1305,7 +1305,7 @@ def _add_hook(module: Module, registry: str, entry: Any, prepend: bool, **flags:
     id to the registry ``<registry>_<flag>`` (PyTorch's ``_forward_hooks_with_kwargs``)."""
     hooks = _registry(module, registry)
     marks = [_registry(module, f"{registry}_{f}") for f, on in flags.items() if on]
-    handle = RemovableHandle(hooks, extra=marks)
+    handle = RemovableHandle(hooks, extra_dict=marks)
     hooks[handle.id] = entry
     for m in marks:
         m[handle.id] = True
@@ -1380,6 +1380,23 @@ class ModuleList(_ListOf):
     def _entries(self) -> dict[str, Any]:
         return self._modules
 
+    # (PyTorch's parameter names: ``module``, ``modules``; the list interface is _ListOf's)
+    def append(self, module: Module) -> Any:
+        """Add ``module`` at the end."""
+        return super().append(module)
+
+    def extend(self, modules: Iterable[Module]) -> Any:
+        """Add each of ``modules`` at the end."""
+        return super().extend(modules)
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index``, as ``list.insert``."""
+        super().insert(index, module)
+
+    def pop(self, key: int | slice) -> Any:
+        """Remove the module at ``key`` and return it."""
+        return super().pop(key)
+
     def __repr__(self) -> str:
         """PyTorch's: a run of equal children prints once, ``(0-3): 4 x Linear(...)``."""
         if isinstance(self, Sequential):  # (PyTorch's Sequential lists every child)
@@ -1425,10 +1442,14 @@ class Sequential(ModuleList):
             return Sequential(OrderedDict(list(self._modules.items())[i]))
         return super().__getitem__(i)
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, input: Any) -> Any:
         for m in self:
-            x = m(x)
-        return x
+            input = m(input)
+        return input
+
+    def extend(self, sequential: Iterable[Module]) -> Any:
+        """Add each module of ``sequential`` at the end."""
+        return super().extend(sequential)
 
     # the rest of PyTorch's Sequential: repetition
     def __mul__(self, other: int) -> Sequential:
@@ -1519,7 +1540,7 @@ class _DictOf(Module):
         for k in list(self._entries()):
             del self[k]
 
-    def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+    def _update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
         for k, v in values.items() if isinstance(values, (Mapping, _DictOf)) else values:
             self[k] = v
 
@@ -1534,6 +1555,10 @@ class ModuleDict(_DictOf):
 
     def _entries(self) -> dict[str, Any]:
         return self._modules
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add (or replace) the ``(key, module)`` pairs of a mapping or an iterable of pairs."""
+        self._update(modules)
 
 
 def _as_parameter(value: Any, where: str) -> Parameter:
@@ -1596,6 +1621,10 @@ class ParameterDict(_DictOf):
 
     def _entries(self) -> dict[str, Any]:
         return self._parameters
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add (or replace) the ``(key, parameter)`` pairs of a mapping or an iterable of pairs."""
+        self._update(parameters)
 
     def _put(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value, "ParameterDict"))

@@ -226,13 +226,13 @@ class RNNCellBase(Module):
                                        f"input of shape {tuple(x.shape)}")  # fmt: skip
         return h
 
-    def forward(self, x: Tensor, hx: Tensor | None = None, h: Tensor | None = None) -> Tensor:
-        """One step: ``x`` ``(B, input)`` or ``(input,)``, ``hx`` (also ``h=``) ``(B, hidden)``
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        """One step: ``input`` ``(B, input_size)`` or ``(input_size,)``, ``hx`` ``(B, hidden)``
         or ``(hidden,)``, zeros if None -> the new hidden state."""
-        self._check_rank(x)
-        self._check_input(x)
-        state = self._state(x, hx if hx is not None else h, zeros=False)
-        return recurrence(self.mode, x, state, None, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+        self._check_rank(input)
+        self._check_input(input)
+        state = self._state(input, hx, zeros=False)
+        return recurrence(self.mode, input, state, None, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
                           cell=True)  # fmt: skip
 
     def _check_input(self, x: Tensor) -> None:
@@ -310,13 +310,13 @@ class LSTMCell(RNNCellBase):
         h, c = state
         return lstm_update(gi, self._hidden_gates(h), c)
 
-    def forward(self, x: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:  # type: ignore[override]
-        """One step: ``x`` ``(B, input)`` or ``(input,)``, ``hx = (h, c)`` (zeros if None) -> ``(h', c')``."""
-        self._check_rank(x)
-        self._check_input(x)
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:  # type: ignore[override]
+        """One step: ``input`` ``(B, input_size)`` or ``(input_size,)``, ``hx = (h, c)`` (zeros if None) -> ``(h', c')``."""
+        self._check_rank(input)
+        self._check_input(input)
         h, c = (None, None) if hx is None else hx
-        h, c = self._state(x, h, zeros=False), self._state(x, c, "cell state", zeros=False)
-        hc = recurrence("lstm", x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, cell=True)
+        h, c = self._state(input, h, zeros=False), self._state(input, c, "cell state", zeros=False)
+        hc = recurrence("lstm", input, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, cell=True)
         return hc[0], hc[1]
 
 

@@ -52,7 +52,7 @@ class TransformerEncoderLayer(_EncoderLayerBase):
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
@@ -90,7 +90,7 @@ class TransformerDecoderLayer(_DecoderLayerBase):
     _cross = "multihead_attn"
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
@@ -235,7 +235,7 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = "relu", custom_encoder: Module | None = None,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, custom_encoder: Module | None = None,
                  custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()

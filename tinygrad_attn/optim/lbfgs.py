@@ -48,10 +48,10 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS: LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]
 
-    def add_param_group(self, group: dict[str, Any]) -> None:
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         if self.param_groups:
             raise ValueError("LBFGS: LBFGS doesn't support per-parameter options (parameter groups)")
-        super().add_param_group(group)
+        super().add_param_group(param_group)
 
     # -- the parameters as one flat vector ------------------------------------------------
     @property
@@ -96,7 +96,7 @@ class LBFGS(Optimizer):
     # -- the iterations --------------------------------------------------------------------
     @no_grad()
     @quiet()
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run up to ``max_iter`` iterations on ``closure`` (required) and return its first loss."""
         if closure is None:
             raise _NoClosureError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")

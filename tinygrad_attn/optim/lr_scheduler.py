@@ -51,6 +51,20 @@ def _per_group(value: Any, optimizer: Optimizer, name: str, who: str) -> list[An
     return [value] * n
 
 
+def _warning_outside_step(own: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``own`` (a scheduler's ``get_lr``), warning when called outside ``step``; PyTorch's ``get_lr(self)``."""
+
+    def get_lr(self: LRScheduler) -> Any:
+        if not self._get_lr_called_within_step:
+            _user_warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                       UserWarning)  # fmt: skip
+        return own(self)
+
+    get_lr._warns_outside_step = True  # type: ignore[attr-defined]
+    get_lr.__doc__, get_lr.__name__, get_lr.__qualname__ = own.__doc__, "get_lr", own.__qualname__
+    return get_lr
+
+
 class LRScheduler:
     """Sets ``lr`` of every param group of an optimizer; subclasses give ``get_lr()``
     (and optionally ``_get_closed_form_lr()``, the rates at ``last_epoch`` from ``base_lrs``)."""
@@ -64,16 +78,7 @@ class LRScheduler:
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("get_lr")
         if own is not None and not getattr(own, "_warns_outside_step", False):
-
-            def get_lr(self: LRScheduler, _own: Callable[..., Any] = own) -> Any:
-                if not self._get_lr_called_within_step:
-                    _user_warn("To get the last learning rate computed by the scheduler, please use "
-                                  "`get_last_lr()`.", UserWarning)  # fmt: skip
-                return _own(self)
-
-            get_lr._warns_outside_step = True  # type: ignore[attr-defined]
-            get_lr.__doc__, get_lr.__name__, get_lr.__qualname__ = own.__doc__, "get_lr", own.__qualname__
-            cls.get_lr = get_lr  # type: ignore[method-assign]
+            cls.get_lr = _warning_outside_step(own)  # type: ignore[method-assign]
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         who = type(self).__name__

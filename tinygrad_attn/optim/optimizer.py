@@ -57,11 +57,11 @@ class Optimizer:
     def _name(self) -> str:
         return type(self).__name__
 
-    def add_param_group(self, group: dict[str, Any]) -> None:
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add parameters with their own hyperparameters (missing keys take the defaults)."""
-        if not isinstance(group, dict) or "params" not in group:
-            raise TypeError(f"{self._name}: a param group must be a dict with a 'params' entry, got {group!r}")
-        ps = group["params"]
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise TypeError(f"{self._name}: a param group must be a dict with a 'params' entry, got {param_group!r}")
+        ps = param_group["params"]
         ps = [ps] if isinstance(ps, Tensor) else list(ps)
         names = None
         if ps and all(isinstance(p, tuple) and len(p) == 2 for p in ps):  # model.named_parameters()
@@ -93,7 +93,7 @@ class Optimizer:
             _user_warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
                           "an error; see github.com/pytorch/pytorch/issues/40967 for more information")  # fmt: skip
         # PyTorch's key order: the group's own keys as given, its names, then the defaults it lacks
-        full = {k: (ps if k == "params" else v) for k, v in group.items()}
+        full = {k: (ps if k == "params" else v) for k, v in param_group.items()}
         if names is not None:
             full["param_names"] = names
         for k, v in self.defaults.items():

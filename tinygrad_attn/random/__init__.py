@@ -199,9 +199,11 @@ def set_rng_state(new_state: Any) -> None:
 
 
 @contextlib.contextmanager
-def fork_rng(devices: Any = None, enabled: bool = True, **_: Any) -> Iterator[None]:
+def fork_rng(devices: Any = None, enabled: bool = True, _caller: str = "fork_rng", _devices_kw: str = "devices",
+             device_type: str | None = None) -> Iterator[None]:  # fmt: skip
     """Draws inside the block leave the default generator as it was before it (one generator
-    serves every device here, so ``devices`` changes nothing).
+    serves every device here, so ``devices`` and ``device_type`` change nothing; ``_caller`` and
+    ``_devices_kw`` are PyTorch's names of the caller in its warnings, which have no cause here).
 
     >>> with fork_rng(): noise = tga.randn(3)  # doctest: +SKIP
     """

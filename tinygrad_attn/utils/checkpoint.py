@@ -12,6 +12,7 @@ requires grad.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,7 @@ from ..engine.switches import no_grad
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 _EXPLICIT = (
     "torch.utils.checkpoint{}: the use_reentrant parameter should be passed explicitly. {} use_reentrant=False is "
@@ -36,15 +37,26 @@ def _reentrant(use_reentrant: bool | None, where: str, when: str) -> bool:
     return bool(use_reentrant)
 
 
+def noop_context_fn() -> tuple[Any, Any]:
+    """PyTorch's default ``context_fn``: no context around the forward, nor around a recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
-               context_fn: Callable[[], Any] | None = None, determinism_check: str = "default", debug: bool = False,
-               preserve_rng_state: bool = True, **kwargs: Any) -> Any:  # fmt: skip
-    """``function(*args, **kwargs)`` as PyTorch's checkpoint returns it."""
+               context_fn: Callable[[], Any] = noop_context_fn, determinism_check: str = "default",
+               debug: bool = False, early_stop: bool = True, **kwargs: Any) -> Any:  # fmt: skip
+    """``function(*args, **kwargs)`` as PyTorch's checkpoint returns it: the non-reentrant variant
+    runs it inside ``context_fn()``'s first context (nothing is recomputed here, so the second,
+    ``early_stop`` and ``determinism_check`` have nothing to act on); ``preserve_rng_state=``, as
+    PyTorch's, is read from ``kwargs``."""
     reentrant = _reentrant(use_reentrant, "", "Starting in PyTorch 2.9, calling checkpoint without use_reentrant "
                            "will raise an exception.")  # fmt: skip
+    kwargs.pop("preserve_rng_state", True)  # (no recomputation: no draws to replay)
     if not reentrant:
-        return function(*args, **kwargs)
-    if context_fn is not None or debug:
+        forward_context, _ = context_fn()
+        with forward_context:
+            return function(*args, **kwargs)
+    if context_fn is not noop_context_fn or debug:
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))

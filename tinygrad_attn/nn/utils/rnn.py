@@ -61,17 +61,33 @@ def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False
 
 
 # -- packed sequences ---------------------------------------------------------------------------
-class PackedSequence(NamedTuple):
-    """PyTorch's ``PackedSequence``: the steps of a batch of sequences of different lengths,
-    time-major, longest sequence first. ``data`` ``(sum of lengths, *)`` holds step 0 of every
-    sequence, then step 1 of those that have one, ...; ``batch_sizes[t]`` (int64, host) is
-    how many sequences have a step ``t``. ``sorted_indices`` maps the packed order to the
-    batch's (None when the batch came sorted), ``unsorted_indices`` is its inverse."""
-
+class _PackedFields(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None = None
     unsorted_indices: Tensor | None = None
+
+
+class PackedSequence(_PackedFields):
+    """PyTorch's ``PackedSequence``: the steps of a batch of sequences of different lengths,
+    time-major, longest sequence first. ``data`` ``(sum of lengths, *)`` holds step 0 of every
+    sequence, then step 1 of those that have one, ...; ``batch_sizes[t]`` (int64, host) is
+    how many sequences have a step ``t``. ``sorted_indices`` maps the packed order to the
+    batch's (None when the batch came sorted), ``unsorted_indices`` is its inverse (computed
+    when not given). As PyTorch's, ``PackedSequence((data, batch_sizes))`` is
+    ``PackedSequence(data, batch_sizes)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Any, batch_sizes: Tensor | None = None, sorted_indices: Tensor | None = None,
+                unsorted_indices: Tensor | None = None) -> PackedSequence:  # fmt: skip
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = sorted_indices.argsort()  # (the inverse permutation)
+        if batch_sizes is None:
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("Expected data to be a list or tuple of length 2")
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
         """``data`` (and the indices, to its device) moved or cast as ``Tensor.to``; ``batch_sizes`` stays."""

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from ...engine.warn import warn as _user_warn
+from ...random import default_generator
 from . import _random
 
 T_co = TypeVar("T_co", covariant=True)
@@ -201,7 +202,8 @@ def _split_lengths(n: int, lengths: Sequence[int | float]) -> list[int]:
     return counts
 
 
-def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator: Any = None) -> list[Subset[T]]:
+def random_split(dataset: Dataset[T], lengths: Sequence[int | float],
+                 generator: Any = default_generator) -> list[Subset[T]]:  # fmt: skip
     """Split ``dataset`` into non-overlapping random subsets of the given ``lengths`` (counts,
     or fractions summing to 1), from one ``randperm`` of ``generator`` (default: the global one).
 
