@@ -63,7 +63,7 @@ RECORDED_AS_ONE: dict[str, str] = {
     "lu": "linalg_lu_factor_ex", "lu_solve": "linalg_lu_solve", "pinverse": "linalg_pinv",
     **{n: n for n in (
         "narrow_copy pixel_shuffle pixel_unshuffle channel_shuffle glu digamma nextafter frexp aminmax polar "
-        "native_batch_norm native_group_norm native_layer_norm embedding rsub fill"
+        "native_batch_norm native_group_norm native_layer_norm embedding rsub fill repeat"
     ).split()},
 }  # fmt: skip
 

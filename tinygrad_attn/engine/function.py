@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import gc
 import itertools
+import math
 import re
 import sys
 import threading
@@ -882,6 +883,24 @@ _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAl
 
 
 _PRODUCT_NAMES = {(2, 2): "Mm", (1, 1): "Dot", (2, 1): "Mv"}  # (a product by the ranks of its operands)
+
+
+def _batched_product_name(shapes: list, inputs: Any) -> str:
+    """PyTorch's last node of ``a @ b`` past the ranks of ``_PRODUCT_NAMES``: a vector times a matrix
+    unsqueezes, multiplies and squeezes (``SqueezeBackward4``); a batched product is folded or run as a
+    ``bmm`` and viewed back (``UnsafeViewBackward0``), but where the first operand is one matrix (no batch, or
+    a batch of 1) against a batch of them and needs a gradient, PyTorch multiplies the transposed product and
+    copies it back contiguous (``CloneBackward0``)."""
+    a, b = shapes
+    if (len(a), len(b)) == (1, 2):
+        return "SqueezeBackward4"
+    # (PyTorch's fold of the transposed product: a matrix, or a batch of one in 3-D against another batch)
+    folded = len(a) == 2 and len(b) >= 3 or len(a) == len(b) == 3 and a[0] == 1 and b[0] != 1
+    if folded and getattr(inputs[0], "requires_grad", False):
+        return "TransposeBackward0" if math.prod(b[:-2]) == 0 else "CloneBackward0"  # (nothing to copy back)
+    return "UnsafeViewBackward0"
+
+
 _AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
 # Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
 # rest of the ops written from others here show as one node named for the op, as PyTorch's.
@@ -939,8 +958,11 @@ def grad_fn_name(node: Any, within: Any = None) -> str:
         name = "Addmm" if len(shapes) == 3 else "Mm"
     elif name == "Affine" and shapes:
         name = "View"
-    elif name == "Matmul" and len(shapes) == 2 and (ranks := tuple(map(len, shapes))) in _PRODUCT_NAMES:
-        name = _PRODUCT_NAMES[ranks]
+    elif name == "Matmul" and len(shapes) == 2:
+        if (ranks := tuple(map(len, shapes))) in _PRODUCT_NAMES:
+            name = _PRODUCT_NAMES[ranks]
+        else:
+            return _batched_product_name(shapes, node.inputs)
     name = _GRAD_FN_NAMES.get(name, name)
     # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
     return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + f"Backward{scope.overload if scope is not None else 0}"
