@@ -79,7 +79,7 @@ from .runtime.threads import (
 )
 from .runtime.version import __version__  # noqa: E402, F401 - (tga.__version__)
 from .serialization import load, save
-from .tensors import dtypes, memory_members, stft, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
+from .tensors import dtypes, memory_members, stft, storage, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
 from .tensors._tensor import Tensor, cat, stack, where
 from .tensors.dtypes import *  # noqa: F403
 from .tensors.elementwise import complex_numbers, math_functions, special_functions, tensor_arith, tensor_torch  # noqa: F401
@@ -99,6 +99,7 @@ from .tensors.mutation import augmented_assignment, inplace_variants, out_argume
 from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
 from .tensors.shape import shape_functions, tensor_shape, view_copies  # noqa: F401
+from .tensors.storage import TypedStorage, UntypedStorage
 from .tensors.tensor_functions import *  # noqa: F403
 
 
@@ -204,6 +205,8 @@ __all__ = [
     "gradcheck",
     "manual_seed",
     "Generator",
+    "TypedStorage",
+    "UntypedStorage",
     "default_generator",
     "seed",
     "initial_seed",

@@ -201,3 +201,26 @@ def test_as_strided_errors(args):
     with pytest.raises(RuntimeError) as ours:
         tga.arange(12.0).as_strided(*args)
     assert str(theirs.value).split(":")[0].split(" ")[0] in str(ours.value)
+
+
+# -- storages: the memory a tensor views, shared by its views ------------------------------------------------
+STORAGE_PROGRAMS = {
+    "untyped": "x = torch.arange(6.).reshape(2, 3); y = x[1]; s = x.untyped_storage(); R(type(s).__name__, s.nbytes(), "
+    "s.size(), len(s), s.element_size(), str(s.device), s.data_ptr() == x.data_ptr(), "
+    "y.untyped_storage().data_ptr() == s.data_ptr(), s[0], s.tolist()[:8], isinstance(s, torch.UntypedStorage))",
+    "typed": "x = torch.arange(6.).reshape(2, 3); ts = x.storage(); R(type(ts).__name__, ts.size(), len(ts), ts.dtype, "
+    "ts.tolist(), ts.data_ptr() == x.data_ptr(), ts.element_size(), ts.nbytes(), ts[1], repr(ts), "
+    "isinstance(ts, torch.TypedStorage))",
+    "shared_or_not": "x = torch.arange(6.); y = x.view(2, 3); z = x.clone(); R(x.untyped_storage().data_ptr() == "
+    "y.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() == z.untyped_storage().data_ptr(), "
+    "x[2:].untyped_storage().nbytes(), x[2:].storage().size())",
+    "int16": "x = torch.arange(4, dtype=torch.int16); R(x.untyped_storage().tolist(), x.storage().tolist())",
+    "scalar": "x = torch.tensor(3.5); R(x.untyped_storage().nbytes(), x.storage().tolist())",
+}
+
+
+@pytest.mark.parametrize("name", list(STORAGE_PROGRAMS))
+def test_storages_as_pytorchs(name: str) -> None:
+    from tests.differential import assert_same_as_torch  # noqa: PLC0415
+
+    assert_same_as_torch(STORAGE_PROGRAMS[name], torch)
