@@ -64,3 +64,26 @@ def test_arange_with_fractional_bounds_in_every_dtype_is_pytorchs(bounds, dtype)
     ours = tga.arange(*bounds, dtype=getattr(tga, dtype))
     assert str(ours.dtype).split(".")[-1] == dtype
     assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-6)
+
+
+# -- sizes by keyword: zeros(size=(2, 3)), randint(5, size=...), arange(end=3) --------------------------------
+KEYWORD_SIZE_CALLS = (
+    "zeros(size=(2, 3))", "ones(size=(2, 3))", "empty(size=(2, 3)).shape", "rand(size=(2, 3))", "randn(size=(2, 3))",
+    "randint(5, size=(2, 3))", "randint(low=0, high=5, size=(2,))", "randint(high=5, size=(2,))", "zeros(size=[2])",
+    "empty(size=(2,), dtype=torch.int64).shape", "ones(size=(2,), requires_grad=True)", "rand(size=(2,), generator=None)",
+    "arange(end=3)", "arange(start=1, end=3)", "arange()", "zeros(2, size=(3,))", "randn(size=2)",
+    "zeros(size=torch.Size([2]))", "arange(5)", "arange(1, 4)", "randint(3, (2,))", "randint(1, 3, (2,))",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("call", KEYWORD_SIZE_CALLS)
+def test_factory_sizes_by_keyword_as_pytorch(call: str) -> None:
+    def outcome(lib):
+        lib.manual_seed(0)
+        try:
+            v = eval(f"torch.{call}", {"torch": lib})
+        except TypeError:
+            return "TypeError"
+        return (tuple(v), None) if isinstance(v, tuple) else (str(v.dtype).split(".")[-1], v.tolist(), v.requires_grad)
+
+    assert outcome(tga) == outcome(torch)

@@ -286,35 +286,75 @@ def is_tensor(obj: Any) -> bool:
 
 @public
 def is_storage(obj: Any) -> bool:
-    """Whether ``obj`` is a PyTorch storage object: never here, where a tensor's memory is an array
-    of the device's library and no storage objects exist."""
-    return False
+    """Whether ``obj`` is a storage object (``t.untyped_storage()``, ``t.storage()``)."""
+    from ..storage import TypedStorage, UntypedStorage  # noqa: PLC0415 - (storage builds on the tensor)
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def sizes_given(shape: tuple, size: Any, op: str) -> tuple:
+    """A factory's sizes, given by position (``zeros(2, 3)``, ``zeros((2, 3))``) or by PyTorch's keyword
+    ``size=`` (``zeros(size=(2, 3))``), as the positional form reads them."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{op}() received an invalid combination of arguments: the size given by position {shape} "
+                        f"and by keyword size={size!r}")  # fmt: skip
+    if not isinstance(size, (tuple, list)):  # (by keyword, PyTorch's size is a sequence: not one int)
+        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
 
 
 @public(method=True, static=True)
 def zeros(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, name: str | None = None
+    *shape: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says otherwise."""
+    """A tensor of zeros: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``; float32 unless ``dtype`` says
+    otherwise."""
     dt = dtype if dtype is not None else get_default_dtype()
-    return full(_shape_args(size, new=True), 0, dtype=dt, device=device, requires_grad=requires_grad, name=name)
+    return full(
+        _shape_args(sizes_given(shape, size, "zeros"), new=True),
+        0,
+        dtype=dt,
+        device=device,
+        requires_grad=requires_grad,
+        name=name,
+    )
 
 
 @public(method=True, static=True)
 def ones(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, name: str | None = None
+    *shape: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    name: str | None = None,
 ) -> Tensor:
-    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float32 unless ``dtype`` says otherwise."""
+    """A tensor of ones: ``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``; float32 unless ``dtype`` says
+    otherwise."""
     dt = dtype if dtype is not None else get_default_dtype()
-    return full(_shape_args(size, new=True), 1, dtype=dt, device=device, requires_grad=requires_grad, name=name)
+    return full(
+        _shape_args(sizes_given(shape, size, "ones"), new=True),
+        1,
+        dtype=dt,
+        device=device,
+        requires_grad=requires_grad,
+        name=name,
+    )
 
 
 @public
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+def empty(*shape: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           memory_format: Any = None) -> Tensor:  # fmt: skip
     """Zeros (an uninitialised tensor would show whatever memory held before), laid out in
     ``memory_format`` (row-major by default, ``channels_last``: ``(N, H, W, C)`` in memory)."""
-    out = zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = zeros(*sizes_given(shape, size, "empty"), dtype=dtype, device=device, requires_grad=requires_grad)
     if memory_format is None or memory_format is contiguous_format:
         return out
     if memory_format is preserve_format:
@@ -336,17 +376,19 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 
 @public(method=True, static=True)
-def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+def rand(*shape: Any, size: Any = None, generator: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` (float32 by default), PyTorch's numbers for a seed."""
-    return drawn(Tensor, "random", size, dtype, device, requires_grad, name, generator)
+    return drawn(Tensor, "random", sizes_given(shape, size, "rand"), dtype, device, requires_grad, name, generator)
 
 
 @public(method=True, static=True)
-def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+def randn(*shape: Any, size: Any = None, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """Standard normal draws (float32 by default), PyTorch's numbers for a seed."""
-    return drawn(Tensor, "standard_normal", size, dtype, device, requires_grad, name, generator)
+    return drawn(
+        Tensor, "standard_normal", sizes_given(shape, size, "randn"), dtype, device, requires_grad, name, generator
+    )
 
 
 @public
@@ -354,6 +396,8 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
             device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``
     (PyTorch's numbers for a seed: a draw modulo the range)."""
+    if high is None and size is not None:  # randint(high, size=...)
+        low, high = 0, low
     if size is None:  # randint(high, size)
         if high is None:
             raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
@@ -383,14 +427,22 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
 
 
+_NO_START: Any = type("_NoStart", (), {"__repr__": lambda self: "0"})()  # (arange(end=3): start 0)
+
+
 @public(method=True, static=True)
-def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
+def arange(start: Any = _NO_START, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
     As PyTorch's: the length is ``ceil((end - start) / step)``, and an integer dtype counts
     from ``int(start)`` by ``int(step)`` (``arange(0.5, 3.7, 1.5, dtype=int64)`` is ``[0, 1, 2]``; the
     narrower integer kernels keep the float length and a step cut to 0 repeats ``int(start)``)."""
+    if start is _NO_START:  # (arange(end=3); arange() is PyTorch's TypeError)
+        if end is None:
+            raise TypeError("arange() received an invalid combination of arguments - got (), but expected (end) or "
+                            "(start, end, step)")  # fmt: skip
+        start = 0
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if hasattr(v, "item") else v for v in (start, end, step))
