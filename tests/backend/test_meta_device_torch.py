@@ -286,6 +286,29 @@ PROGRAMS = {
         b.seek(0)
         R(torch.load(b)['w'])
     """,
+    "module_to_cpu_refuses": """
+        with torch.device('meta'):
+            m = nn.Linear(3, 2)
+        m.to('cpu')
+    """,
+    "tensor_of_a_meta_tensor": "R(torch.tensor(torch.empty(2, 3, device='meta')), torch.empty(2, device='meta').data_ptr())",
+    "indexing_with_meta_indices": """
+        x = torch.empty(4, 5, device='meta')
+        i = torch.empty(3, dtype=torch.long, device='meta')
+        R(x[i], x[:, i], x.gather(1, torch.empty(4, 2, dtype=torch.long, device='meta')), x.index_select(0, i))
+        R(x.scatter(1, torch.empty(4, 2, dtype=torch.long, device='meta'), 1.0), x.index_put_((i,), torch.empty(5, device='meta')))
+        x[i] = 2.0
+        R(x, F.embedding(i, x), F.one_hot(i, 6), F.cross_entropy(x, torch.empty(4, dtype=torch.long, device='meta')))
+    """,
+    "attention_and_recurrence": """
+        q = torch.empty(2, 4, 5, 8, device='meta')  # (no graph: the nodes' names are the CPU tests' business)
+        R(F.scaled_dot_product_attention(q, q, q, is_causal=True), F.dropout(q, 0.5))
+        mha = nn.MultiheadAttention(8, 2, device='meta', batch_first=True)
+        x = torch.empty(2, 5, 8, device='meta')
+        R(mha(x, x, x)[0])
+        y, (h, c) = nn.LSTM(4, 6, device='meta')(torch.empty(5, 2, 4, device='meta'))
+        R(tuple(y.shape), y.stride(), h, c)
+    """,
     "reductions_and_products": """
         x = torch.empty(3, 4, 5, device='meta')
         R(x.sum(1), x.mean((0, 2), keepdim=True), x.max(1), x.argmax(), x.softmax(-1), x @ x.mT)

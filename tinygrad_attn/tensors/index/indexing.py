@@ -514,7 +514,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     if tracing() and any(isinstance(p, Tensor) for p in parts):
         _setitem_put(x, key, value)  # the index an input of the program: no host read
         return
-    if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
+    if not wants and x._dev.xp is np and not x._dev.meta:  # NumPy stores fancy keys itself (a meta key: no values)
         host_key = tuple(p.detach().numpy() if isinstance(p, Tensor) else p for p in parts)
         order = None if any(_is_bool_array(p) for p in parts) else _torch_order(_expand_ellipsis(parts, x.ndim))
         if order is not None and isinstance(value, Tensor):  # the value in PyTorch's layout of x[key], NumPy's store
