@@ -309,6 +309,11 @@ PROGRAMS = {
         y, (h, c) = nn.LSTM(4, 6, device='meta')(torch.empty(5, 2, 4, device='meta'))
         R(tuple(y.shape), y.stride(), h, c)
     """,
+    "huge_products_and_reductions": """
+        x = torch.empty(10**6, 10**6, device='meta')
+        R(x @ torch.empty(10**6, 5, device='meta'), torch.empty(7, 10**6, device='meta') @ x, x.sum(0), x.amax(1, keepdim=True))
+        R(x.mean(), torch.empty(3, 10**6, 10**3, device='meta').matmul(torch.empty(10**3, 4, device='meta')))
+    """,
     "reductions_and_products": """
         x = torch.empty(3, 4, 5, device='meta')
         R(x.sum(1), x.mean((0, 2), keepdim=True), x.max(1), x.argmax(), x.softmax(-1), x @ x.mT)

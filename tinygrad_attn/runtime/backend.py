@@ -417,6 +417,9 @@ class MetaDevice(Device):
         self._meta = _meta
         ops = self.ops
         ops.reshape = _meta.reshape
+        ops.matmul = _meta.matmul  # (shapes only: the work of a product or a reduction of the zeros is not done)
+        for name in ("sum", "max", "min", "prod"):
+            setattr(ops, name, _meta.reduction(getattr(ops, name)))
         ops.astype = self.astype
         ops.scalar = _keep_scalar
         ops.cache_block = None

@@ -88,6 +88,37 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
         return placeholder(_resolved_shape(x, shape), x.dtype)
 
 
+def matmul(a: Any, b: Any, /) -> Any:
+    """The meta namespace's matrix product: a placeholder of the product's shape and dtype, NumPy's
+    errors for operands that do not fit (the product itself would cost its full work on the zeros)."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    ma = a.shape if a.ndim > 1 else (1, *a.shape)
+    mb = b.shape if b.ndim > 1 else (*b.shape, 1)
+    if ma[-1] != mb[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size {mb[-2]} is "
+                         f"different from {ma[-1]})")  # fmt: skip
+    batch = np.broadcast_shapes(ma[:-2], mb[:-2])
+    shape = (*batch, *ma[-2:-1][: a.ndim > 1], *mb[-1:][: b.ndim > 1])
+    return placeholder(shape, np.result_type(a.dtype, b.dtype))
+
+
+def reduction(reduce: Any) -> Any:
+    """The meta namespace's ``reduce`` (sum, max, ...): the result's dtype from one element, its shape
+    from the axes (the reduction itself would walk every element of the zeros)."""
+
+    def reduced(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        if 0 in x.shape:  # (an empty reduction: NumPy's answer, or its error, at no cost)
+            return reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        one = reduce(np.zeros((1,) * x.ndim, x.dtype), axis=axis, dtype=dtype, keepdims=keepdims)
+        axes = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if np.ndim(axis) == 0 else axis)]
+        shape = tuple(n if i not in axes else 1 for i, n in enumerate(x.shape)) if keepdims else tuple(
+            n for i, n in enumerate(x.shape) if i not in axes)  # fmt: skip
+        return placeholder(shape, np.asarray(one).dtype)
+
+    return reduced
+
+
 def _pointwise_strides(shape: tuple[int, ...], operands: Sequence[Any]) -> tuple[int, ...]:
     """The strides of a pointwise result of ``operands``, as PyTorch's TensorIterator gives them
     (engine.layout.of_operands, on strides alone)."""
