@@ -242,6 +242,12 @@ PROGRAMS = {
         R(nn.init.normal_(w) is w, nn.init.kaiming_uniform_(w) is w, nn.init.zeros_(w) is w)
         R(nn.init.xavier_normal_(w) is w, nn.init.uniform_(w, -1, 1) is w, nn.init.constant_(w, 3) is w, w)
     """,
+    "every_init": """
+        for name in sorted(n for n in dir(nn.init) if n.endswith('_') and not n.startswith('_')):
+            w = torch.empty(4, 3, 2, 2, device='meta') if name == 'dirac_' else torch.empty(4, 3, device='meta')
+            args = {'constant_': (1.0,), 'sparse_': (0.5,)}.get(name, ())
+            R(name, getattr(nn.init, name)(w, *args) is w, w)
+    """,
     "in_place": """
         x = torch.empty(3, 4, device='meta')
         R(x.add_(1) is x, x.mul_(2), x.t().fill_(0), x.normal_() is x, x.uniform_() is x)
