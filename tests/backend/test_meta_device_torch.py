@@ -103,6 +103,9 @@ FACTORIES = {
     "context_manager": """
         with torch.device('meta'):
             R(torch.ones(2), torch.empty(3, 4), torch.arange(3))
+            with torch.device('cpu') as d:
+                R(torch.ones(1).device, d)
+            R(torch.ones(1).device)
         R(torch.ones(2).device)
     """,
     "set_default_device": """
