@@ -369,6 +369,9 @@ def test_a_meta_array_holds_one_element_whatever_its_shape() -> None:
     y = x.t()[1:] * 2
     assert (y.shape, y.stride()) == ((10**6 - 1, 10**6), (1, 10**6 - 1))  # (a pointwise result packs its dims densely)
     assert set(x._data.strides) == {0}  # (every element is the one element)
+    w = tga.empty(300, 400, device="meta", requires_grad=True)
+    (w * 2).tanh().sum().backward()  # (gradients computed on the device are placeholders too)
+    assert set(w.grad._data.strides) == {0} and w.grad.stride() == (400, 1)
 
 
 # -- the op table on meta inputs (slow) -----------------------------------------------------------

@@ -252,7 +252,10 @@ class Tensor:
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
-        """A tensor around an existing array, with no copy and no graph."""
+        """A tensor around an existing array, with no copy and no graph (on the meta device: a placeholder
+        of the array's shape, dtype and layout, so that a gradient computed there keeps no memory)."""
+        if dev.meta and getattr(data, "meta_strides", None) is None:
+            data = dev.copy(data)
         t = cls.__new__(cls)
         t._data = data
         t._dev = dev
