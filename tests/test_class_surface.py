@@ -198,10 +198,6 @@ OMITTED: dict[str, dict[str, str]] = {
         "graphsafe_get_state": _GRAPHS,
         "graphsafe_set_state": _GRAPHS,
     },
-    "device()": {
-        "__enter__": "`with torch.device(...)` as the default device of factories is not implemented yet",
-        "__exit__": "`with torch.device(...)` as the default device of factories is not implemented yet",
-    },
     "dtype": {n: _NUMPY_DTYPE for n in ("abbr",)},  # fmt: skip
     "utils.hooks.RemovableHandle": {"next_id": "PyTorch's counter of handle ids; ours is _next_id"},
 }

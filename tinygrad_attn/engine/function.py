@@ -397,8 +397,9 @@ class Function:
                             _replay_view(t)
                     if t._dev is not dev:
                         if dev is not None:
-                            _raise_device_mix(cls, inputs)
-                        dev = t._dev
+                            dev = _mixed_device(cls, inputs, dev, t._dev)
+                        else:
+                            dev = t._dev
                     if t._requires_grad:
                         need = True
                         t._uses += 1  # (given back below if nothing is recorded)
@@ -412,7 +413,9 @@ class Function:
             # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
             # arithmetic of a small op.
             n = len(datas)
-            if n == 1:
+            if dev.meta:  # (no values: a placeholder of the result's shape, dtype and strides, runtime/meta.py)
+                out_data = ns.meta_forward(fn, ns, datas)
+            elif n == 1:
                 out_data = fn.forward(ns, datas[0])
             elif n == 2:
                 a, b = datas
@@ -432,7 +435,12 @@ class Function:
             _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
-        elif cls.laid_out_as is not None and out_data.ndim > 1 and (cls.elementwise is None or n - numbers > 1):
+        elif (
+            cls.laid_out_as is not None
+            and out_data.ndim > 1
+            and (cls.elementwise is None or n - numbers > 1)
+            and not dev.meta  # (a placeholder carries its layout)
+        ):
             # (NumPy's ufuncs of one array, numbers beside it, keep its layout as PyTorch's do)
             out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
         out = _new(result_class)
@@ -1004,7 +1012,7 @@ def _overload_name(name: str, node: Any) -> str | None:
         return "RsubBackward1" if name == "Sub" else "PowBackward2"
     if name == "Pow" and len(inputs) == 2:
         return "PowBackward1"
-    if name == "Cast":
+    if name in ("Cast", "Transfer"):  # (PyTorch's ``to``, of a dtype or a device)
         return "ToCopyBackward0"
     if name == "Add" and len(inputs) == 2 and inputs[1].__class__ is float and str(inputs[1]) == "-0.0":
         return "CloneBackward0"  # (clone: ``x + -0.0``, which changes no value)
@@ -1121,6 +1129,17 @@ def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
     # (shapes that do not fit: PyTorch's RuntimeError, still the ValueError NumPy raised)
     kind = InvalidArgumentError if type(e) is ValueError else type(e)
     return kind(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
+
+
+def _mixed_device(cls: type, inputs: Sequence[Any], dev: Any, other: Any) -> Any:
+    """The device of an op whose tensors are on ``dev`` and ``other``: PyTorch lets a 0-d CPU tensor
+    (a number) join meta tensors, and the op runs on the meta device; any other mix raises."""
+    if dev.meta or other.meta:
+        cpu = [t for t in inputs if isinstance(t, Tensor) and not t._dev.meta]
+        if all(t._dev.name == "cpu" and t.ndim == 0 for t in cpu):
+            return dev if dev.meta else other
+    _raise_device_mix(cls, inputs)
+    return dev
 
 
 def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:

@@ -53,7 +53,10 @@ _CHANNELS_LAST = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
 
 def strides_of(a: Any) -> tuple[int, ...]:
     """The steps of array ``a`` in elements (row-major ones for an empty array: NumPy gives it any;
-    and for an array that has none to show, as ``array_api_strict``'s: row-major is what it stands for)."""
+    and for an array that has none to show, as ``array_api_strict``'s: row-major is what it stands for;
+    a meta tensor's placeholder carries the strides it stands for: runtime.meta)."""
+    if (meta := getattr(a, "meta_strides", None)) is not None:
+        return meta
     if a.size == 0 or not hasattr(a, "strides"):
         return row_major(a.shape)
     return tuple(int(s) // a.itemsize for s in a.strides)
@@ -192,6 +195,8 @@ def allocate(dev: Any, shape: Sequence[int], dtype: Any, strides: Sequence[int] 
     """A new uninitialised array of device ``dev`` (None: of array ``like``'s namespace) laid out
     as ``strides`` say (which must be dense: of :func:`strides_for`); row-major without them."""
     shape = tuple(shape)
+    if dev is not None and dev.meta:  # (a placeholder that carries the strides)
+        return dev.empty(shape, dtype, strides)
     new = dev.empty if dev is not None else lambda s, dt: _namespace(None, like).empty(s, dtype=dt)
     if strides is None or tuple(strides) == row_major(shape):
         return new(shape, dtype)

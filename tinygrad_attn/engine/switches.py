@@ -174,7 +174,14 @@ def active_tracer() -> Any:
 def check_host_read(t: Any, what: str) -> None:
     """``t``'s values are about to go to Python for ``what`` (``bool(t)``, ``.item()``, ...):
     inside a trace, a ``TraceError`` naming the line if ``t`` is a value of the program,
-    since a replay would not make that Python decision again."""
+    since a replay would not make that Python decision again. A meta tensor has no values:
+    PyTorch's ``NotImplementedError`` (its ops whose result's shape depends on the values,
+    ``nonzero``, ``unique``, a boolean mask, refuse meta tensors so)."""
+    if t._dev.meta:
+        raise NotImplementedError(
+            f"{what}: a meta tensor (shape {tuple(t.shape)}) has no values to compute with; "
+            "Cannot copy out of meta tensor; no data!"
+        )
     tracer = _State.tracer
     if tracer is not None:
         tracer.check_read(t, what)

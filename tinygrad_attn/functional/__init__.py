@@ -1130,6 +1130,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if isinstance(tensor, Tensor) and tensor.dtype != np.int64:  # (PyTorch's RuntimeError, not a dtype dispatch)
         raise OperandDtypeError(f"one_hot is only applicable to index tensor of type LongTensor (got {tensor.dtype} "
                                 f"of shape {tuple(tensor.shape)}; convert with .long())")  # fmt: skip
+    if isinstance(tensor, Tensor) and tensor._dev.meta and num_classes == -1:  # (the largest index: no values)
+        tensor.max()._item("one_hot")
     if tracing() and isinstance(tensor, Tensor) and num_classes != -1:
         host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
     else:

@@ -23,10 +23,9 @@ import numpy as np
 
 from .. import functional as F
 from ..engine.switches import is_grad_enabled
-from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, cat, where
-from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype
+from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype, init_draws
 from .module import Module, Parameter, _place
 
 
@@ -126,7 +125,7 @@ def _bias_of(mask: Any, is_causal: bool, q: Tensor, k: Tensor) -> Tensor | None:
 def _xavier(shape: tuple[int, int], dtype: Any = None) -> Parameter:
     """Glorot and Bengio's uniform, PyTorch's ``init.xavier_uniform_`` (its bound, its draws)."""
     bound = math.sqrt(3.0) * math.sqrt(2.0 / float(shape[0] + shape[1]))
-    return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
+    return Parameter(init_draws(rt.uniform, shape, _float_dtype(dtype), None, -bound, bound))
 
 
 def _additive(mask: Tensor, dtype: Any) -> Tensor:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functional as F
-from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor
-from .layers import _float_dtype
+from .layers import _float_dtype, init_draws
 from .module import Module, Parameter
 
 
@@ -41,7 +40,7 @@ class EmbeddingBag(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
             self.weight = Parameter(_weight, device=device)
         else:
-            table = rt.normal(host_generator(), (num, dim), _float_dtype(dtype))  # (init.normal_, PyTorch's draws)
+            table = init_draws(rt.normal, (num, dim), _float_dtype(dtype), device)  # (init.normal_, PyTorch's draws)
             if padding_idx is not None:
                 table[padding_idx] = 0
             self.weight = Parameter(table, device=device)

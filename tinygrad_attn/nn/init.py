@@ -154,6 +154,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         _user_warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.")  # fmt: skip
     t = tensor if isinstance(tensor, Tensor) else Tensor(np.asarray(tensor))
+    if t._dev.meta:  # (no values to draw, nor to test against the bounds: PyTorch's meta fills are no-ops)
+        return t
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0

@@ -12,8 +12,10 @@ from .. import functional as F
 from ..engine.switches import tracing
 from ..random import host_generator
 from ..random import transforms as rt
+from ..runtime.meta import placeholder
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import get_default_dtype
+from ..tensors.factories.tensor_creation import on_meta
 from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
 from .parameter import UninitializedParameter
@@ -28,6 +30,14 @@ def _float_dtype(dtype: Any) -> Any:
     return get_default_dtype() if dtype is None else dtype
 
 
+def init_draws(draw: Callable[..., Any], shape: tuple[int, ...], dtype: Any, device: Any = None, *params: Any) -> Any:
+    """A module's initial values, ``draw(host_generator(), shape, dtype, *params)`` (PyTorch's numbers);
+    for the meta device (``device``, else the default) a placeholder: nothing drawn, no memory."""
+    if on_meta(device):
+        return placeholder(shape, dtype)
+    return draw(host_generator(), shape, dtype, *params)
+
+
 def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = None) -> Parameter:
     """A parameter of uniform draws in ``±bound``, PyTorch's ``init.uniform_`` numbers (a complex
     dtype: its parts drawn in pairs, as PyTorch draws into the real view of a complex tensor)."""
@@ -36,7 +46,7 @@ def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: An
         part = np.dtype(dt.char.lower())  # (complex64's parts are float32)
         pairs = rt.uniform(host_generator(), (*shape, 2), part, -bound, bound)
         return Parameter(np.ascontiguousarray(pairs).view(dt)[..., 0], device=device)
-    arr = rt.uniform(host_generator(), shape, dt, -bound, bound)
+    arr = init_draws(rt.uniform, shape, dt, device, -bound, bound)
     return Parameter(arr, device=device)
 
 
@@ -125,7 +135,7 @@ class Embedding(Module):
         else:
             if num < 0 or dim < 0:  # (PyTorch's empty table of that shape refuses it)
                 raise RuntimeError(f"Embedding: Trying to create tensor with negative dimension: [{num}, {dim}]")
-            table = rt.normal(host_generator(), (num, dim), _float_dtype(dtype))
+            table = init_draws(rt.normal, (num, dim), _float_dtype(dtype), device)
             if padding_idx is not None:
                 table[padding_idx] = 0
             self.weight = Parameter(table, device=device)

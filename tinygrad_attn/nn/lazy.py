@@ -48,8 +48,9 @@ class _Lazy:
         args, kw = self._lazy_args
         placeholders = [t for t in (*self._parameters.values(), *self._buffers.values()) if is_lazy(t)]
         bound = inspect.signature(self.cls_to_become.__init__).bind(self, channels, *args, **kw)
-        if placeholders:  # in the placeholders' dtype: a .double() before the first input holds, as PyTorch's
-            bound.arguments["dtype"] = placeholders[0].dtype
+        if placeholders:  # in the placeholders' dtype and on their device: a .double() or a meta device before
+            bound.arguments["dtype"] = placeholders[0].dtype  # the first input holds, as PyTorch's
+            bound.arguments["device"] = placeholders[0].device
         full = self.cls_to_become(*bound.args[1:], **bound.kwargs)
         for name, t in full._parameters.items():
             mine = self._parameters.get(name)

@@ -160,6 +160,7 @@ def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
     dt = t.dtype if dtype is None else np.dtype(dtype)
     if t._dev is dev and t.dtype == dt:
         return
+    t._dev.refuse_copy_out(dev)  # (a meta module gets memory by to_empty, as PyTorch's says)
     t._data = dev.asarray(t._dev.to_host(t._data), dtype=dt)
     if t.grad is not None:
         g = t.grad
@@ -998,7 +999,7 @@ class _LoadJournal:
     a state dict that does not fit leaves the module whole; and the shapes its errors name."""
 
     def __init__(self) -> None:
-        self.writes: list[tuple[Tensor, Any, bool]] = []  # (tensor, new array, taken as it is)
+        self.writes: list[tuple[Tensor, Any, Any]] = []  # (tensor, new array, its device if taken as it is)
         self.later: list[Callable[[], Any]] = []  # set_extra_state calls
         self.shapes: dict[str, tuple] = {}  # missing key -> the module's shape
         self.unexpected_shapes: dict[str, tuple] = {}
@@ -1023,8 +1024,8 @@ class _LoadJournal:
                           f"in current model is {ours}. ('{key}' has shape {theirs} in the state dict but {ours} in "
                           "the module)")  # fmt: skip
             return
-        if assign and isinstance(v, Tensor) and v._dev is t._dev and v.dtype == t.dtype:
-            self.writes.append((t, v._data, True))
+        if assign and isinstance(v, Tensor) and (v._dev is t._dev or t._dev.meta) and v.dtype == t.dtype:
+            self.writes.append((t, v._data, v._dev))  # (a meta parameter takes the entry's memory and device)
             return
         if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
             errors.append(f"'{key}' is {a.dtype} in the state dict but {t.dtype} in the module, and cannot be cast; "
@@ -1032,14 +1033,14 @@ class _LoadJournal:
             return
         try:
             # np.array, not np.ascontiguousarray: that one turns a 0-d array into 1-d.
-            self.writes.append((t, t._dev.asarray(np.array(a, order="C"), dtype=t.dtype), False))
+            self.writes.append((t, t._dev.asarray(np.array(a, order="C"), dtype=t.dtype), None))
         except (TypeError, ValueError) as e:
             errors.append(f"'{key}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded")
 
     def commit(self) -> None:
-        for t, arr, taken in self.writes:
-            if taken:
-                t._data = arr
+        for t, arr, taken in self.writes:  # (taken: the device of an entry assigned as it is)
+            if taken is not None:
+                t._data, t._dev = arr, taken
             else:
                 store_array(t, arr)
         for call in self.later:

@@ -28,17 +28,16 @@ from .. import functional as F
 from ..engine.composite import composite
 from ..functional.checks import same_dtype
 from ..ops import recurrent
-from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from .layers import _float_dtype
+from .layers import _float_dtype, init_draws
 from .module import Module, Parameter, _place
 from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any = None) -> Parameter:
     """PyTorch's recurrent init, ``init.uniform_(w, -bound, bound)`` for each parameter in order."""
-    return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
+    return Parameter(init_draws(rt.uniform, shape, _float_dtype(dtype), None, -bound, bound))
 
 
 # -- the recurrences, on the pre-activations gi = W_ih x + b_ih, gh = W_hh h + b_hh -----------

@@ -36,10 +36,10 @@ def _clone(module: Module) -> Module:
     """
     memo: dict[int, Any] = {}
     for t in module._tensors():
-        if isinstance(t, Parameter):
-            memo[id(t)] = Parameter(t.detach().numpy(), device=t.device, requires_grad=t.requires_grad)
+        if isinstance(t, Parameter):  # (a copy on the tensor's device: a meta one has no values to read)
+            memo[id(t)] = Parameter(t.detach().clone(), requires_grad=t.requires_grad)
         else:
-            memo[id(t)] = Tensor(t.detach().numpy(), device=t.device)
+            memo[id(t)] = t.detach().clone()
     return copy.deepcopy(module, memo)
 
 

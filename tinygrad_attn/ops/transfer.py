@@ -22,6 +22,7 @@ class Transfer(Function):
 
     def forward(self, ns, a):
         src, dst = self.args
+        src.refuse_copy_out(dst)
         return dst.asarray(src.to_host(a))
 
     def backward(self, g, ns, inputs, out):

@@ -15,6 +15,9 @@ Device names:
 - ``"array_api_strict"`` / ``"array_api_strict:device1"``: the reference namespace of
   the array API standard. It rejects NumPy-only calls and arrays of two devices in one
   operation, so the test-suite runs on it to prove the ops are portable.
+- ``"meta"``: PyTorch's device of tensors without values (shape, dtype, strides and graph
+  only; no memory proportional to the size): NumPy on placeholder arrays, see
+  :mod:`tinygrad_attn.runtime.meta`.
 """
 
 from __future__ import annotations
@@ -208,6 +211,16 @@ class device:  # noqa: N801 - PyTorch's name
     def __reduce__(self) -> tuple:
         return (device, (self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with tga.device("meta"):`` makes this the default device inside, as PyTorch's."""
+        _entered.append((_default_name, _default_from_env))
+        set_default_device(str(self))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _default_name, _default_from_env
+        _default_name, _default_from_env = _entered.pop()
+
 
 def _forward_of(ns: Any, cls: type, *arrays: Any, args: Any = None) -> Any:
     """Op ``cls``'s forward on ``arrays``, recording nothing (the array namespace's
@@ -221,6 +234,8 @@ class Device:
     """One place arrays live. ``ops`` is its array namespace plus the helpers ops need."""
 
     __slots__ = ("name", "xp", "ops", "_array_device", "_dtypes", "public")
+    #: Whether arrays here are placeholders without values (the meta device)
+    meta = False
 
     def __init__(self, name: str, xp: Any, array_device: Any = None) -> None:
         self.name = name
@@ -330,6 +345,9 @@ class Device:
             return self.xp.empty(shape, dtype=dtype)
         return self.xp.empty(shape, dtype=dtype, device=self._array_device)
 
+    def refuse_copy_out(self, to: Device) -> None:
+        """Raise where this device's values cannot be copied to device ``to`` (the meta device has none)."""
+
     def to_host(self, arr: Any) -> np.ndarray:
         """A NumPy copy (or view, on the CPU) of a backend array."""
         if self.xp is np:
@@ -385,6 +403,70 @@ class Device:
         return out + xp.moveaxis(xp.sum(picked, axis=-2, dtype=values.dtype), -1, axis)
 
 
+class MetaDevice(Device):
+    """PyTorch's ``meta`` device: every array is a placeholder of :mod:`.meta` (a shape, a dtype
+    and strides over one element of memory), made here and by ``Function.apply``."""
+
+    __slots__ = ("_meta",)
+    meta = True
+
+    def __init__(self) -> None:
+        from . import meta as _meta  # noqa: PLC0415 - the meta device's rules, loaded with it
+
+        super().__init__("meta", np)
+        self._meta = _meta
+        ops = self.ops
+        ops.reshape = _meta.reshape
+        ops.matmul = _meta.matmul  # (shapes only: the work of a product or a reduction of the zeros is not done)
+        for name in ("sum", "max", "min", "prod"):
+            setattr(ops, name, _meta.reduction(getattr(ops, name)))
+        ops.astype = self.astype
+        ops.scalar = _keep_scalar
+        ops.cache_block = None
+        for name in ("full", "ones", "empty_like", "zeros_like", "ones_like", "full_like", "arange"):
+            setattr(ops, name, functools.partial(self._made_by, getattr(np, name)))
+        ops.asarray = self.asarray
+        ops.meta_forward = _meta.forward  # (what Function.apply runs instead of an op's forward)
+
+    def _made_by(self, make: Any, *args: Any, **kw: Any) -> Any:
+        """A placeholder of the shape and dtype that NumPy's ``make`` would give."""
+        a = make(*args, **kw)  # (small or broadcast: the factories of the namespace are called with shapes)
+        return self._meta.placeholder(a.shape, a.dtype)
+
+    def astype(self, x: Any, dtype: Any, copy: bool = True) -> Any:
+        st = self._meta._tensor_strides(x)
+        return self._meta.placeholder(
+            x.shape, dtype, st if self._meta.is_non_overlapping_and_dense(x.shape, st) else None
+        )
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        a = data if hasattr(data, "shape") and hasattr(data, "dtype") else np.asarray(data)
+        if isinstance(a, np.ndarray) and a.__class__ is not self._meta.MetaArray and a.size > 1:
+            a = np.asarray(a)
+        return self._meta.placeholder(a.shape, a.dtype if dtype is None else np.dtype(dtype))
+
+    def copy(self, arr: Any) -> Any:
+        st = self._meta._tensor_strides(arr)
+        dense = self._meta.is_non_overlapping_and_dense(arr.shape, st) and all(s >= 0 for s in st)
+        return self._meta.placeholder(arr.shape, arr.dtype, st if dense else None)
+
+    def zeros(self, shape: tuple, dtype: Any) -> Any:
+        return self._meta.placeholder(shape, dtype)
+
+    def empty(self, shape: tuple, dtype: Any, strides: Any = None) -> Any:
+        return self._meta.placeholder(shape, dtype, strides)
+
+    def to_host(self, arr: Any) -> np.ndarray:
+        """The placeholder as a NumPy array of zero steps (no memory): what host code computes
+        on (a sort's order); the reads of values (``.item()``, ``.cpu()``, a copy out) refuse first."""
+        return arr.view(np.ndarray)
+
+    def refuse_copy_out(self, to: Device) -> None:
+        """PyTorch's error of a copy of a meta tensor's values to a device that holds values."""
+        if not to.meta:
+            raise NotImplementedError(self._meta.NO_DATA)
+
+
 def _np_index_add(out: np.ndarray, axis: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``numpy.add.at(out, (..., index), values)``, by sorting: the values of each index
     summed in one ``add.reduceat`` over runs of equal indices (stable, so in the order
@@ -438,6 +520,7 @@ _devices: dict[str, Device] = {}
 _DEVICE_ENV = "TINYGRAD_ATTN_DEVICE"
 _default_name = os.environ.get(_DEVICE_ENV, "cpu")
 _default_from_env = _DEVICE_ENV in os.environ  # until set_default_device: errors name the variable
+_entered: list[tuple[str, bool]] = []  # the defaults that ``with device(...)`` blocks replaced, innermost last
 
 
 def _normalize(name: str) -> str:
@@ -508,6 +591,10 @@ def _make_device(key: str) -> Device:
         dev = Device(f"cuda:{n}", cp)
         dev.ops.kernels = CudaKernels(cp)
         return dev
+    if kind == "meta":
+        if index:
+            raise RuntimeError(f"unknown device {key!r}: there is one meta device, 'meta'")
+        return MetaDevice()
     if kind == "array_api_strict":
         try:
             import array_api_strict as xps  # noqa: PLC0415 - a test backend, loaded on demand

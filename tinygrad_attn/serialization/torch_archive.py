@@ -214,6 +214,13 @@ def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any = N
     return _parameter_class()(data, requires_grad=bool(requires_grad))
 
 
+def rebuild_meta_tensor_no_storage(dtype: Any, size: Any, stride: Any, requires_grad: bool = False) -> Tensor:
+    """``_rebuild_meta_tensor_no_storage``: a meta tensor (PyTorch saves no values for one)."""
+    dev = get_device("meta")
+    t = Tensor._wrap(dev.empty(tuple(size), dev.np_dtype(dtype), tuple(stride)), dev)
+    return _with_grad(t, requires_grad)
+
+
 def rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any, state: Any) -> Tensor:
     return _set_state(rebuild_parameter(data, requires_grad), state)
 
@@ -245,6 +252,7 @@ TORCH_GLOBALS: dict[str, Any] = {
     "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
     "torch._utils._rebuild_tensor_v3": rebuild_tensor_v3,
     "torch._utils._rebuild_parameter": rebuild_parameter,
+    "torch._utils._rebuild_meta_tensor_no_storage": rebuild_meta_tensor_no_storage,
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
     "torch.Tensor": Tensor,
@@ -390,6 +398,10 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
         return NotImplemented
 
     def _plain(self, t: Tensor) -> tuple:
+        if t._dev.meta:  # (no values: its dtype, size and strides, as PyTorch writes one)
+            name = torch_dtype_name(t._dev.np_dtype(t._data.dtype))
+            return (_Global.of("torch._utils", "_rebuild_meta_tensor_no_storage"),
+                    (_Global.of("torch", name), tuple(t.shape), tuple(t.stride()), bool(t.requires_grad)))  # fmt: skip
         ref, offset, shape, strides, name = self.storages.place(t)
         grad = bool(t.requires_grad)
         if DTYPES[name][0]:

@@ -247,6 +247,7 @@ class Tensor:
         if dev is src:
             arr = src.copy(arr)
         else:
+            src.refuse_copy_out(dev)
             arr = dev.asarray(src.to_host(arr))
         if dtype is not None and dev.np_dtype(arr.dtype) != np.dtype(dtype):
             arr = dev.ops.astype(arr, dev.dtype(dtype))
@@ -266,7 +267,10 @@ class Tensor:
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
-        """A tensor around an existing array, with no copy and no graph."""
+        """A tensor around an existing array, with no copy and no graph (on the meta device: a placeholder
+        of the array's shape, dtype and layout, so that a gradient computed there keeps no memory)."""
+        if dev.meta and getattr(data, "meta_strides", None) is None:
+            data = dev.copy(data)
         t = cls.__new__(cls)
         t._data = data
         t._dev = dev
@@ -500,6 +504,12 @@ class Tensor:
             suffixes.append(f"grad_fn=<{grad_fn_name(self._ctx)}>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
+        if self._dev.meta:  # (no values to print: PyTorch's form names the size, and a dtype not the default)
+            shown = [f"size={tuple(self.shape)}"] + (
+                [f"dtype=torch.{self.dtype.name}"] if self.dtype != default else []
+            )
+            rest = [s for s in suffixes[1:] if not s.startswith(("size=", "dtype="))]
+            return f"tensor(..., {', '.join([suffixes[0], *shown, *rest])})"
         return host_tensor_repr(self._read("repr"), suffixes)
 
     # -- conversion ---------------------------------------------------------------
@@ -523,7 +533,10 @@ class Tensor:
     def _read(self, what: str) -> np.ndarray:
         """A host copy of the data for ``what`` (the method reading it): every read of a
         tensor's values into Python passes here."""
-        check_host_read(self, what)  # (a Python decision on a traced value: tinygrad_attn.symbolic)
+        if self._dev.meta and what in ("numpy", "__array__"):
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")  # fmt: skip
+        check_host_read(self, what)  # (a Python decision on a traced value: tinygrad_attn.symbolic; meta: no values)
         if self._data.__class__ is FreedArray:
             raise RuntimeError(
                 f"numpy: the values of this intermediate tensor (shape {tuple(self.shape)}) were freed "
@@ -536,6 +549,9 @@ class Tensor:
         return self._item("item")
 
     def _item(self, what: str) -> Any:
+        if self._dev.meta:
+            raise RuntimeError(f"Tensor.item() cannot be called on meta tensors ({what} of a tensor of shape "
+                               f"{tuple(self.shape)})")  # fmt: skip
         if self.numel() != 1:
             raise InvalidArgumentError(
                 f"item: only a one-element tensor converts to a Python number, not shape {tuple(self.shape)}"
@@ -565,6 +581,8 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
+        if self._dev.meta:
+            self._read("__array__")  # (PyTorch's TypeError: no values)
         check_host_read(self, "__array__")
         if copy is False:  # (PyTorch's __array__ takes no copy=: NumPy refuses np.array(t, copy=False) for it, first)
             raise ValueError(
@@ -577,8 +595,8 @@ class Tensor:
                 f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
                 "Use tensor.detach().numpy() instead."
             )
-        if self._data.__class__ is FreedArray:
-            self._read("__array__")  # (raises, saying when the values were freed)
+        if self._data.__class__ is FreedArray or self._dev.meta:
+            self._read("__array__")  # (raises, saying when the values were freed or that there are none)
         arr = self._dev.to_host(self._data)
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)

@@ -1,7 +1,7 @@
 """Tensor's members about its memory and kind that PyTorch code reads, with PyTorch's answers for
-a dense tensor on a CPU without CUDA: the ``is_sparse is_nested is_quantized is_meta is_mkldnn
+a dense tensor on a CPU without CUDA: the ``is_sparse is_nested is_quantized is_mkldnn
 is_xpu is_mps is_ipu is_maia is_mtia is_vulkan is_xla`` flags (all False here: no tensor is of
-those layouts or devices), ``is_pinned()`` / ``pin_memory()`` (PyTorch's RuntimeError: no
+those layouts or devices), ``is_meta`` (a tensor of the meta device), ``is_pinned()`` / ``pin_memory()`` (PyTorch's RuntimeError: no
 accelerator to pin for), ``is_shared()`` / ``share_memory_()`` (a mark on the memory, seen by
 every view of it), ``dim_order()``, ``const_data_ptr()``, ``new_empty_strided`` and ``adjoint``.
 
@@ -29,7 +29,7 @@ from ._tensor import Tensor
 from .dtypes import UnsupportedDtypeError
 from .factories.creation import empty_strided
 
-_FLAGS = ("is_sparse", "is_nested", "is_quantized", "is_meta", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_maia",
+_FLAGS = ("is_sparse", "is_nested", "is_quantized", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_maia",
           "is_mtia", "is_vulkan", "is_xla")  # fmt: skip
 
 
@@ -44,6 +44,13 @@ def _declare_flag(name: str) -> None:
 
 for _name in _FLAGS:
     _declare_flag(_name)
+
+
+@public(name="is_meta", function=False, method=True)
+@property
+def _is_meta(self) -> bool:
+    """``Tensor.is_meta``: whether the tensor is on the meta device (a shape, dtype and strides, no values)."""
+    return self._dev.meta
 
 
 # (the device types PyTorch's device strings may start with)

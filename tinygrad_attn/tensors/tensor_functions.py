@@ -823,6 +823,10 @@ def repeat_interleave(
     if dim is None:
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")
+    if isinstance(repeats, Tensor) and (x._dev.meta or repeats._dev.meta):  # (no counts to read: the length given)
+        if output_size is None:
+            raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+        return index_select(x, d, Tensor.zeros(int(output_size), dtype=np.int64, device=x._dev))
     counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
     if isinstance(repeats, Tensor) and repeats.ndim > 1:
         raise RuntimeError(

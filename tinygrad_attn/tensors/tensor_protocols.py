@@ -38,7 +38,7 @@ def __index__(self: Tensor) -> int:
 def __format__(self: Tensor, format_spec: str) -> str:
     """A 0-d tensor formats its value (``f"{loss:.4f}"``); any tensor with no spec is ``str(t)``;
     other specs are Python's TypeError, as PyTorch's."""
-    if self.ndim == 0:
+    if self.ndim == 0 and not self._dev.meta:  # (a meta tensor has no value: it formats as any tensor)
         return format(self._item("__format__"), format_spec)
     if format_spec:
         raise TypeError(

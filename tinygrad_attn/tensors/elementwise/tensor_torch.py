@@ -504,8 +504,9 @@ def storage_offset(self) -> int:
 
 @public(function=False, method=True)
 def data_ptr(self) -> int:
-    """The address of the first element (equal for a tensor and a view that starts where it does)."""
-    return _address(_host_array(self))
+    """The address of the first element (equal for a tensor and a view that starts where it does; 0 for a
+    meta tensor, which has no memory, as PyTorch's)."""
+    return 0 if self._dev.meta else _address(_host_array(self))
 
 
 @public(method=True)

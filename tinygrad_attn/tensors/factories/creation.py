@@ -31,7 +31,7 @@ from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
 from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype, unheld_array_error
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
-from .tensor_creation import drawn
+from .tensor_creation import drawn, on_meta
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
             "ByteTensor", "BoolTensor", "set_default_tensor_type", "typename"]  # typed constructors  # fmt: skip
@@ -153,6 +153,9 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
         raise RuntimeError(f"empty_strided: sizes and strides must be non-negative, got {size} and {stride}")
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
     extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if on_meta(device):  # (the strides, and no memory)
+        dev = get_device(device) if device is not None else default_device()
+        return Tensor._wrap(dev.empty(size, dt, stride), dev).requires_grad_(requires_grad)
     memory = np.zeros(extent, dt)
     arr = np.lib.stride_tricks.as_strided(memory, size, tuple(s * dt.itemsize for s in stride))
     on_cpu = (get_device(device) if device is not None else default_device()).name == "cpu"
@@ -371,7 +374,10 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     ints("full", "size", (size,))  # (a float, None or a leading bool among the sizes: PyTorch's TypeError)
     fill_value = fill_value_in("full", fill_value, dtype)  # (-1 into uint8 is 255, as PyTorch's)
     dtype = np.dtype(dtype)
-    arr = np.full(_shape_args((size,), new=True), fill_value, dtype=dtype)
+    if on_meta(device):  # (one element seen at every place: a meta tensor takes its shape and dtype)
+        arr = np.broadcast_to(np.asarray(fill_value, dtype=dtype), _shape_args((size,), new=True))
+    else:
+        arr = np.full(_shape_args((size,), new=True), fill_value, dtype=dtype)
     return Tensor._host(arr, None, device, requires_grad, name)
 
 

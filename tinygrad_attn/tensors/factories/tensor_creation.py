@@ -34,6 +34,12 @@ def _host(cls, arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool, na
     return t
 
 
+def on_meta(device: Any) -> bool:
+    """Whether a factory's tensor goes to the meta device (``device``, else the default): its host
+    values are then a broadcast of one element (no memory, nothing drawn)."""
+    return (get_device(device) if device is not None else default_device()).meta
+
+
 def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_grad: bool, name: str | None,
            generator: Any = None) -> Tensor:  # fmt: skip
     """A tensor of ``kind`` draws (``"random"`` or ``"standard_normal"``) from ``generator`` (the
@@ -57,6 +63,10 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
         )
     if tracing() and not requires_grad:
         return draw(kind, _shape_args(shape, new=True), dt, cls.zeros((), device=device), generator=generator)
+    if on_meta(device):  # (nothing to draw into: PyTorch's meta factories leave the generator as it is)
+        return cls._host(
+            np.broadcast_to(np.zeros((), dt), _shape_args(shape, new=True)), dt, device, requires_grad, name
+        )
     gen = generator_for(generator, "rand" if kind == "random" else "randn")
     make = random_transforms.uniform if kind == "random" else random_transforms.normal
     return cls._host(make(gen, _shape_args(shape, new=True), dt), dt, device, requires_grad, name)

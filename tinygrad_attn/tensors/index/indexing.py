@@ -15,7 +15,7 @@ import numpy as np
 from ... import ops
 from ...engine.declare import public
 from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
-from ...engine.switches import _State, tracing
+from ...engine.switches import _State, check_host_read, tracing
 from ...engine.versions import bump_version, continue_version
 from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
@@ -65,8 +65,13 @@ def _bool_ndim(k: Any) -> int:
 def host_integers(ids: Any, op: str, what: str = "ids") -> np.ndarray:
     """``ids`` (a tensor, array or list) as a host int64 array, or a clear error.
 
-    Float tensors that hold whole numbers are accepted, since lists become float32.
+    Float tensors that hold whole numbers are accepted, since lists become float32. Meta ids have
+    no values to check: zeros of their shape (what is made from them is meta too).
     """
+    if isinstance(ids, Tensor) and ids._dev.meta:
+        if ids.dtype.kind not in "iuf":
+            raise TypeError(f"{op}: {what} must be integers, got {ids.dtype}")
+        return np.broadcast_to(np.zeros((), np.int64), tuple(ids.shape))
     host = ids.detach().numpy() if isinstance(ids, Tensor) else np.asarray(ids)
     if host.dtype.kind == "f":
         if not np.all(host == np.round(host)):
@@ -338,6 +343,8 @@ class _Split(tuple):
 
 
 def _bool_to_int(k: Any, x: Tensor) -> _Split:
+    if isinstance(k, Tensor):
+        check_host_read(k, "nonzero")  # (a meta mask has no values: PyTorch's NotImplementedError)
     mask = k.detach().numpy() if isinstance(k, Tensor) else np.asarray(k)
     return _Split(np.nonzero(mask))
 
@@ -507,7 +514,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     if tracing() and any(isinstance(p, Tensor) for p in parts):
         _setitem_put(x, key, value)  # the index an input of the program: no host read
         return
-    if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
+    if not wants and x._dev.xp is np and not x._dev.meta:  # NumPy stores fancy keys itself (a meta key: no values)
         host_key = tuple(p.detach().numpy() if isinstance(p, Tensor) else p for p in parts)
         order = None if any(_is_bool_array(p) for p in parts) else _torch_order(_expand_ellipsis(parts, x.ndim))
         if order is not None and isinstance(value, Tensor):  # the value in PyTorch's layout of x[key], NumPy's store

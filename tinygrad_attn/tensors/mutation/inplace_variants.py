@@ -104,7 +104,10 @@ def _fill_drawn(t: Tensor, name: str, maker: str, params: tuple, generator: Any)
     inside a trace the draws are an op (:class:`~tinygrad_attn.random.Draw`), so a replay
     draws again instead of writing the traced numbers. The draws go in ``t``'s memory order, as
     PyTorch's kernels walk it (:func:`~tinygrad_attn.random.memory_order`), and a normal fill of a
-    tensor that is not contiguous takes PyTorch's scalar path."""
+    tensor that is not contiguous takes PyTorch's scalar path. A meta tensor gets no draws (its
+    generator is left as it is, as PyTorch's meta fills leave it)."""
+    if t._dev.meta:
+        return _fill_with(t, name, np.broadcast_to(np.zeros((), t.dtype), tuple(t.shape)))
     if tracing():
         order, params = rt.fill_plan(maker, tuple(t.shape), t.stride(), params)
         v = draw(("fill", maker, params), tuple(t.shape), t._data.dtype, Tensor.zeros((), device=t._dev),
