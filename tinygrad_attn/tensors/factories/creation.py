@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.arguments import index_value, ints, refuse
+from ...engine.arguments import index_value, ints, missing, refuse
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function, InvalidArgumentError
 from ...engine.layout import contiguous_format, preserve_format, relaid, strides_for
@@ -299,6 +299,8 @@ def sizes_given(shape: tuple, size: Any, op: str) -> tuple:
     """A factory's sizes, given by position (``zeros(2, 3)``, ``zeros((2, 3))``) or by PyTorch's keyword
     ``size=`` (``zeros(size=(2, 3))``), as the positional form reads them."""
     if size is None:
+        if not shape:  # (no size at all: PyTorch's TypeError, where none is no 0-d size)
+            raise missing(op, "size")
         return shape
     if shape:
         raise TypeError(f"{op}() received an invalid combination of arguments: the size given by position {shape} "
@@ -437,7 +439,7 @@ _NO_START: Any = type("_NoStart", (), {"__repr__": lambda self: "0"})()  # (aran
 
 
 @public(method=True, static=True)
-def arange(start: Any = _NO_START, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
+def arange(start: float = _NO_START, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
