@@ -761,7 +761,7 @@ def bernoulli(input: Tensor, p: float = _NO_P, *, generator: Any = None) -> Tens
     if p is not _NO_P:
         return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
     check_dtype("bernoulli", input, "floating")  # (the probabilities must be floats)
-    probs = input.detach().numpy()
+    probs = input._read("bernoulli")  # (not numpy(): bfloat16 has none)
     if probs.size and not ((probs >= 0) & (probs <= 1)).all():  # (NaN is no probability either)
         raise RuntimeError("bernoulli: expected every probability of input to be in [0, 1]")
     draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)
