@@ -589,7 +589,7 @@ def _compare_grads(target: Target, sample: Any) -> str | None:
                 outs,
                 [o for _, o in leaves],
                 # (a complex output's cotangent stays complex: eig's results of a real matrix)
-                [tga.tensor(c.detach().numpy(), dtype=tga.complex128 if c.is_complex() else tga.float64) for c in cots],
+                [tga.tensor(_as_numpy(c), dtype=tga.complex128 if c.is_complex() else tga.float64) for c in cots],
                 allow_unused=True,
             )
     except Exception as e:

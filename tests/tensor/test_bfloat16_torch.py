@@ -47,11 +47,11 @@ def _f32(t) -> np.ndarray:
     return np.asarray(t.detach().double().numpy())
 
 
-def _close(ours, theirs, what: str, gradient: bool = False) -> None:
-    """Equal dtypes and shapes, and values within bfloat16's tolerance (a gradient's entries within
-    RTOL of its largest one: PyTorch's backward formulas round each of their steps to bfloat16, where
-    ours computes each op's in float32 and rounds once, so an entry carries units of the largest
-    terms it is computed from)."""
+def _close(ours, theirs, what: str, normwise: bool = False) -> None:
+    """Equal dtypes and shapes, and values within bfloat16's tolerance; ``normwise``: each entry within
+    RTOL of the largest one (a gradient, a layer's output: PyTorch's backward formulas and composite
+    layers round each of their steps to bfloat16, where ours computes each op in float32 and rounds
+    once, so an entry carries units of the largest terms it is computed from)."""
     assert str(ours.dtype) == str(theirs.dtype), f"{what}: dtype {ours.dtype}, PyTorch's {theirs.dtype}"
     o, t = _f32(ours), _f32(theirs)
     assert o.shape == t.shape, f"{what}: shape {o.shape}, PyTorch's {t.shape}"
@@ -60,7 +60,7 @@ def _close(ours, theirs, what: str, gradient: bool = False) -> None:
         return
     finite = np.abs(t[np.isfinite(t)])
     scale = float(finite.max()) if finite.size else 1.0
-    atol = RTOL * scale if gradient else ATOL * max(1.0, scale)
+    atol = RTOL * scale if normwise else ATOL * max(1.0, scale)
     np.testing.assert_allclose(o, t, rtol=RTOL, atol=atol, equal_nan=True, err_msg=what)
 
 
@@ -255,7 +255,7 @@ def test_gradients_are_bfloat16_and_pytorchs() -> None:
     lo.backward(), lt.backward()
     for o, t in zip(ours, theirs, strict=True):
         assert o.grad.dtype is tga.bfloat16
-        _close(o.grad, t.grad, "grad", gradient=True)
+        _close(o.grad, t.grad, "grad", normwise=True)
 
 
 def test_a_device_without_bfloat16_refuses_it_by_name() -> None:
@@ -284,6 +284,28 @@ print("refused")
     env = {**os.environ, "PYTHONPATH": str(Path(tga.__file__).parents[1])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.strip() == "refused", out.stderr[-2000:]
+
+
+def _layers(lib) -> list:
+    lib.manual_seed(0)
+    conv = lib.nn.Conv2d(3, 4, 3, padding=1).bfloat16()
+    mha = lib.nn.MultiheadAttention(8, 2, batch_first=True).bfloat16()
+    x = lib.randn(2, 3, 5, 5).bfloat16().requires_grad_()
+    q = lib.randn(2, 4, 8).bfloat16().requires_grad_()
+    y = conv(x)
+    o, w = mha(q, q, q)
+    (y.float().sum() + o.float().pow(2).sum()).backward()
+    out = [y, o, w, x.grad, q.grad, conv.weight.grad, mha.in_proj_weight.grad]
+    with lib.autocast("cpu"):  # (float32 modules: the convolution and the projections in bfloat16)
+        x32, q32 = x.detach().float(), q.detach().float()
+        out.append(lib.nn.Conv2d(3, 4, 3).float()(x32))
+        out.append(lib.nn.MultiheadAttention(8, 2, batch_first=True)(q32, q32, q32)[0])
+    return out
+
+
+def test_conv_and_attention_layers_in_bfloat16_and_under_autocast() -> None:
+    for i, (ours, theirs) in enumerate(zip(_layers(tga), _layers(torch), strict=True)):
+        _close(ours, theirs, f"result {i}", normwise=i > 0)  # (past the one convolution: several ops)
 
 
 # -- programs: five training steps against PyTorch's ------------------------------------------------
@@ -669,7 +691,7 @@ def test_opinfo_gradients_in_bfloat16(op_id: str) -> None:
                 continue
             try:
                 assert a is not None, "no gradient, PyTorch's is nonzero"
-                _close(a, b, f"input {k}", gradient=True)
+                _close(a, b, f"input {k}", normwise=True)
             except AssertionError as e:
                 failures.append(f"{runner._describe(sample)}: {str(e)[:300]}")
     assert not failures, f"{len(failures)} differ; first: {failures[0]}"

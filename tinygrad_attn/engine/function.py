@@ -278,6 +278,14 @@ def forward_in_float32(fn: Function, ns: Any, datas: Sequence[Any]) -> Any:
     return _rounded(type(fn).forward, fn, ns, datas, BFLOAT16)
 
 
+def forward_of(fn: Function, ns: Any, *datas: Any) -> Any:
+    """``fn``'s forward of ``datas`` as ``Function.apply`` computes it (bfloat16 ones in float32:
+    :data:`COMPUTED_IN_FLOAT32`), for a traced program's replay, which calls forwards on arrays."""
+    if BFLOAT16 is not None and any(map(is_bfloat16, datas)):
+        return forward_in_float32(fn, ns, datas)
+    return fn.forward(ns, *datas)
+
+
 def is_bfloat16(x: Any) -> bool:
     """Whether ``x`` is a bfloat16 array (only NumPy holds them: ``engine/bfloat16.py``)."""
     return x.__class__ is _NDARRAY and x.dtype is BFLOAT16
