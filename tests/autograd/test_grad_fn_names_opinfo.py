@@ -142,7 +142,6 @@ KNOWN: dict[str, str] = {
     "an unfold and the transform the one FFTN op, which show as their steps",
     "special.ndtr": "PyTorch's ndtr is a composite of erf (MulBackward1 over its steps); ours one op with its gradient",
     "bernoulli": _no_node_here("BernoulliBackward0"),
-    "bfloat16": _raises("TypeError"),
     "as_strided_copy": "a copy of as_strided here: CloneBackward0 over AsStridedBackward0, where PyTorch's one node is "
     "AsStridedBackward0_copy",
     "as_strided_scatter": "written from a clone and an in-place put here (ViewBackward0 over CopySlices), where "

@@ -88,4 +88,5 @@ def test_check_dtype_names_the_op():
 
 def test_the_declared_function_is_the_one_at_every_name():
     assert tga.Tensor.logaddexp is tga.logaddexp.adapts  # (the free function: PyTorch's out= adapter of it)
-    assert tga.logaddexp.accepted_dtypes == ("float16", "float32", "float64", "complex64", "complex128")
+    bfloat16 = ("bfloat16",) if str(tga.bfloat16.kind) == "f" and tga.bfloat16.__class__ is tga.dtype else ()
+    assert tga.logaddexp.accepted_dtypes == ("float16", "float32", "float64", "complex64", "complex128", *bfloat16)

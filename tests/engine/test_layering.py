@@ -63,7 +63,8 @@ def test_the_modules_built_on_the_tensor_import_it_one_way(name):
 def test_the_rules_below_the_tensor_import_nothing_above_them():
     assert EDGES[P + "tensors.shape.dims"] == set()
     assert EDGES[P + "engine.warn"] == set()  # (a leaf every layer may warn through)
-    assert EDGES[P + "tensors.promotion"] <= {P + "tensors.dtypes", P + "engine.warn"}
+    assert EDGES[P + "engine.bfloat16"] == set()  # (NumPy's bfloat16, a leaf every layer may ask about)
+    assert EDGES[P + "tensors.promotion"] <= {P + "tensors.dtypes", P + "engine.warn", P + "engine.bfloat16"}
     for op_module in ("ops.compare", "ops.transfer"):
         assert {m.removeprefix(P) for m in EDGES[P + op_module]} <= {"autograd", "engine", "engine.function"}
 

@@ -121,7 +121,25 @@ def _write_safetensors_by_hand(path, tensors: dict) -> None:
         f.write(struct.pack("<Q", len(head)) + head + b"".join(blobs))
 
 
-def test_bfloat16_loads_as_float32_with_a_warning(tmp_path):
+@pytest.fixture
+def without_ml_dtypes(monkeypatch):
+    """The library as it reads bfloat16 files where ml_dtypes (NumPy's bfloat16) is not installed."""
+    monkeypatch.setattr(safetensors_file, "BFLOAT16", None)
+
+
+def test_bfloat16_loads_as_bfloat16(tmp_path):
+    pytest.importorskip("ml_dtypes")
+    values = np.array([[1.0, -2.5, 0.15625], [np.inf, -0.0, 2.0**127]], np.float32)
+    bf16 = (values.view(np.uint32) >> 16).astype("<u2")
+    path = tmp_path / "bf16.safetensors"
+    _write_safetensors_by_hand(path, {"w": ("BF16", values.shape, bf16.tobytes())})
+    w = tga.load(path)["w"]
+    assert w.dtype is tga.bfloat16 and w.tolist() == values.tolist()
+    tga.save({"w": w}, tmp_path / "again.safetensors")  # written as BF16, read back the same
+    assert tga.load(tmp_path / "again.safetensors")["w"].tolist() == values.tolist()
+
+
+def test_bfloat16_loads_as_float32_with_a_warning(tmp_path, without_ml_dtypes):
     values = np.array([[1.0, -2.5, 0.15625], [np.inf, -0.0, 2.0**127]], np.float32)
     bf16 = (values.view(np.uint32) >> 16).astype("<u2")  # exact: each value fits in bfloat16
     path = tmp_path / "bf16.safetensors"
@@ -134,7 +152,7 @@ def test_bfloat16_loads_as_float32_with_a_warning(tmp_path):
     np.testing.assert_array_equal(sd["b"], [1.0, 2.0])
 
 
-def test_bfloat16_file_from_torch_loads_into_a_module(tmp_path):
+def test_bfloat16_file_from_torch_loads_into_a_module(tmp_path, without_ml_dtypes):
     torch = pytest.importorskip("torch")
     st_torch = pytest.importorskip("safetensors.torch")
     ref = torch.nn.Linear(3, 2).to(torch.bfloat16)
@@ -147,7 +165,7 @@ def test_bfloat16_file_from_torch_loads_into_a_module(tmp_path):
     np.testing.assert_array_equal(ours.weight.detach().numpy(), ref.weight.float().detach().numpy())
 
 
-def test_a_damaged_bfloat16_file_is_named(tmp_path):
+def test_a_damaged_bfloat16_file_is_named(tmp_path, without_ml_dtypes):
     path = tmp_path / "short.safetensors"
     _write_safetensors_by_hand(path, {"w": ("BF16", (4,), b"\x00" * 6)})  # 4 elements need 8 bytes
     with pytest.raises(ValueError, match="not a valid safetensors file"), pytest.warns(UserWarning):

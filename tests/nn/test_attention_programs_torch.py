@@ -683,7 +683,7 @@ BW(out, q, k, v)
 def k_half(r: random.Random) -> str:
     head, s = _head(r, r.randrange(10**6))
     B, T, D = s["B"], s["T"], s["D"]
-    low = "torch.float16"  # (bfloat16: NumPy has none, and the library says so)
+    low = "torch.float16"  # (bfloat16's attention: tests/tensor/test_bfloat16_torch.py)
     up = r.choice(["scores.float()", "scores.to(torch.float32)", "scores.double()"])
     back = r.choice(["att.type_as(q)", "att.to(q.dtype)", "att.half()"])
     return (

@@ -366,11 +366,16 @@ def test_cuda_without_a_device_raises_pytorchs_error() -> None:
             lib.nn.Linear(2, 2).cuda()
 
 
-def test_bfloat16_names_itself_and_the_tensor() -> None:
-    m = tga.nn.Sequential(tga.nn.Linear(2, 2))
-    with pytest.raises(TypeError, match=r"Sequential\.bfloat16: .*bfloat16 .*'0\.weight' is torch\.float32"):
-        m.bfloat16()
-    assert m[0].weight.dtype == np.float32  # (nothing cast)
+def test_bfloat16_casts_the_floating_parameters() -> None:
+    pytest.importorskip("ml_dtypes")
+    tga.manual_seed(0)
+    torch.manual_seed(0)
+    ours, theirs = (
+        tga.nn.Sequential(tga.nn.Linear(2, 2)).bfloat16(),
+        torch.nn.Sequential(torch.nn.Linear(2, 2)).bfloat16(),
+    )
+    assert ours[0].weight.dtype is tga.bfloat16 and ours[0].weight.requires_grad
+    assert ours[0].weight.tolist() == theirs[0].weight.tolist()
 
 
 def test_hooked_module_gradients_match_finite_differences() -> None:

@@ -32,7 +32,7 @@ RANDOM = set(T.RANDOM) | {"nn.functional.scaled_dot_product_attention", "nn.func
 def _moved(x, rng):
     """``x`` with each float tensor's values permuted (a one-element one scaled by 0.75)."""
     if isinstance(x, Tensor):
-        a = x.detach().numpy()
+        a = _host(x)
         if a.dtype.kind == "f" and a.size > 1:
             a = a.reshape(-1)[rng.permutation(a.size)].reshape(a.shape)
         elif a.dtype.kind == "f":
@@ -45,9 +45,14 @@ def _moved(x, rng):
     return x
 
 
+def _host(x) -> np.ndarray:
+    """A tensor's values as a NumPy array (bfloat16 through float32, which holds each exactly)."""
+    return (x.float() if x.dtype == tga.bfloat16 else x).detach().numpy()
+
+
 def _copy(x):
     if isinstance(x, Tensor):
-        return tga.tensor(x.detach().numpy().copy(), dtype=x.dtype)
+        return tga.tensor(_host(x).copy(), dtype=x.dtype)
     if isinstance(x, (list, tuple)):
         return type(x)(_copy(v) for v in x)
     if isinstance(x, dict):
@@ -62,7 +67,8 @@ def _same(got, want, what: str) -> None:
         for i, (g, w) in enumerate(zip(got, want)):
             _same(g, w, f"{what}[{i}]")
     elif isinstance(want, Tensor):
-        g, w = got.detach().numpy(), want.detach().numpy()
+        assert got.dtype == want.dtype, f"{what}: {got.dtype}, eager {want.dtype}"
+        g, w = _host(got), _host(want)
         assert g.shape == w.shape and g.dtype == w.dtype, f"{what}: {g.shape} {g.dtype}, eager {w.shape} {w.dtype}"
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=what)
 

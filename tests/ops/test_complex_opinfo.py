@@ -39,11 +39,9 @@ _TOL = {torch.complex64: 2e-5, torch.complex128: 1e-9}
 KNOWN: dict[tuple[str, str], str] = {
     **{("as_strided.partial_views", d): "the samples' inputs are views into a larger storage, which the runner's "
        "copy of their values does not carry: as_strided reads that storage" for d in ("complex64", "complex128")},
-    ('bfloat16', 'complex64'): 'bfloat16 has no NumPy dtype',
     ('chalf', 'complex64'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
     ('chalf', 'complex128'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
     ('as_strided_scatter', 'complex128'): runner._AS_STRIDED_SCATTER,
-    ('bfloat16', 'complex128'): 'bfloat16 has no NumPy dtype',
     ('linalg.eigh', 'complex64'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",
     ('linalg.eigh', 'complex128'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",
 }  # fmt: skip
@@ -128,7 +126,7 @@ def _grads(target: Any, sample: Any) -> str | None:
             outs = [ours[k] for k in pick]
             if not all(isinstance(o, Tensor) and o.requires_grad for o in outs):
                 return "an output PyTorch differentiates does not require grad"
-            og = tga.autograd.grad(outs, [o for _, o in leaves], [tga.tensor(c.numpy()) for c in cots],
+            og = tga.autograd.grad(outs, [o for _, o in leaves], [tga.tensor((c.float() if c.dtype == torch.bfloat16 else c).numpy()) for c in cots],
                                    allow_unused=True)  # fmt: skip
     except Exception as e:
         return f"gradient raises {type(e).__name__}: {str(e)[:160]}"

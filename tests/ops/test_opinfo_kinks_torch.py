@@ -58,8 +58,6 @@ _SINGULAR = "a singular matrix: PyTorch's LU gives NaN where ours gives an infin
 
 #: (op id, kink) -> reason: xfail; strict where the outcome does not depend on the machine's LAPACK
 KNOWN: dict[tuple[str, str], str] = {
-    **{("bfloat16", k): "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype" for k in KINKS
-       if k != "equal operands"},
     **{("as_strided_scatter", k): opinfo._AS_STRIDED_SCATTER for k in ("zeros", "negative zeros", "ties",
                                                                         "equal operands")},
     ("logit", "negative zeros"): "PyTorch's kernel is not consistent at -0.0: its vectorised blocks give the gradient "

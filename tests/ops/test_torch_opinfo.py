@@ -278,9 +278,9 @@ def to_ours(x: Any, leaves: list | None = None) -> Any:
     if isinstance(x, torch.Tensor):
         if x.is_complex() or x.layout != torch.strided:
             raise Unsupported(f"tensor {x.dtype} {x.layout}")
-        try:
-            data = x.detach().cpu().detach().numpy().copy()
-        except TypeError as e:  # (bfloat16 and other dtypes NumPy lacks)
+        try:  # (bfloat16 through float32, which holds each of its values)
+            data = (x.float() if x.dtype == torch.bfloat16 else x).detach().cpu().detach().numpy().copy()
+        except TypeError as e:  # (dtypes NumPy lacks)
             raise Unsupported(str(e)) from None
         t = tga.tensor(data, dtype=_dtype(x.dtype), requires_grad=x.requires_grad)
         if leaves is not None and x.requires_grad:
@@ -316,9 +316,10 @@ def _as_numpy(x: Any) -> np.ndarray | Any:
     if isinstance(x, torch.Tensor):
         if x._is_zerotensor():  # (autograd's symbolic zero gradient)
             return np.zeros(tuple(x.shape), dtype=str(x.dtype).removeprefix("torch."))
+        x = x.float() if x.dtype == torch.bfloat16 else x  # (exact: numpy() has no bfloat16)
         return x.detach().cpu().resolve_conj().resolve_neg().detach().numpy()
     if isinstance(x, Tensor):
-        return np.asarray(x.detach().numpy())
+        return np.asarray((x.float() if x.dtype == tga.bfloat16 else x).detach().numpy())
     return x
 
 
@@ -588,7 +589,7 @@ def _compare_grads(target: Target, sample: Any) -> str | None:
                 outs,
                 [o for _, o in leaves],
                 # (a complex output's cotangent stays complex: eig's results of a real matrix)
-                [tga.tensor(c.detach().numpy(), dtype=tga.complex128 if c.is_complex() else tga.float64) for c in cots],
+                [tga.tensor(_as_numpy(c), dtype=tga.complex128 if c.is_complex() else tga.float64) for c in cots],
                 allow_unused=True,
             )
     except Exception as e:
@@ -672,7 +673,6 @@ KNOWN: dict[str, str] = {
     "compares as_strided of views against PyTorch)",
     "special.hermite_polynomial_he@float32": "float32 rounding of the recurrence at large x: PyTorch's CPU kernel "
     "computes in another order (1.95636 against 1.95630, 3e-5 relative)",
-    "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     "as_strided_scatter@float64": _AS_STRIDED_SCATTER,
     "matrix_exp@float16": "PyTorch's CPU float16 matrix_exp is not the exponential: its float16 path takes the "
     "double-precision branch (norm thresholds and coefficient tables of doubles) on float16 tensors, giving NaN for "

@@ -330,7 +330,6 @@ def _dtype_cases() -> list[tuple[str, str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 _UNBOUND = "PyTorch's OpInfo calls the unbound Tensor method on a Python number; no Python operator reaches that call"
-_NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half() and .float() as the ways out"
 _EMPTY_HALF = (
     "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
 )
@@ -341,7 +340,6 @@ KNOWN: dict[str, str] = {
         f"chalf/{d}": "NumPy has no complex32: x.chalf() raises for every dtype, where PyTorch converts"
         for d in ("bool", "int64", "uint8", "int8", "int16", "int32", "float16", "float64")
     },
-    **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
     "__rmul__#0": _UNBOUND,

@@ -1877,7 +1877,9 @@ def _values(i, shape=(3, 4)):
 
 def _close(got, want, msg):
     """Equal, floats to rounding (a replay's fused loops round as they do, not as eager's ops)."""
-    g, w = got.detach().numpy(), want.detach().numpy()
+    assert got.dtype == want.dtype, msg
+    g, w = (t.float() if t.dtype == tga.bfloat16 else t for t in (got, want))  # (numpy() has no bfloat16)
+    g, w = g.detach().numpy(), w.detach().numpy()
     if w.dtype.kind in "fc":
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True, err_msg=msg)
     else:

@@ -5,12 +5,6 @@ where PyTorch runs and we raise (``KNOWN_RAISES``), where PyTorch raises and we 
 to remove, never to add (``python tools/argument_parity.py --write`` rewrites it)."""
 
 KNOWN_RAISES: set[str] = {
-    # NumPy has no bfloat16, so the dtype is not offered: x.bfloat16() raises
-    "bfloat16('t0',)",
-    # NumPy has no bfloat16, so the dtype is not offered: x.bfloat16() raises
-    "bfloat16('t23',)",
-    # NumPy has no bfloat16, so the dtype is not offered: x.bfloat16() raises
-    "bfloat16('tb',)",
     # NumPy has no complex half, so complex32 is not offered: x.chalf() raises
     "chalf('t0',)",
     # NumPy has no complex half, so complex32 is not offered: x.chalf() raises

@@ -22,6 +22,7 @@ Run as a script over many seeds (prints each differing program and the counts pe
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import sys
 from collections.abc import Callable
@@ -49,6 +50,8 @@ def S(a, b):
     return bool(np.shares_memory(as_array(a), as_array(b)))
 """
 
+#: bfloat16 where the library holds it (the optional ml_dtypes)
+BFLOAT16 = ["torch.bfloat16"] if importlib.util.find_spec("ml_dtypes") else []
 INTS = ["torch.uint8", "torch.int8", "torch.int16", "torch.int32", "torch.int64"]
 NP_INTS = ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 NP_DTYPES = ["bool", *NP_INTS, "float16", "float32", "float64", "complex64", "complex128"]
@@ -349,7 +352,7 @@ def k_cast(r: random.Random) -> str:
         return _source([f"x = {x}", f"T(lambda: {how})", f"T(lambda: x.to({to}).to({src}))"])
     if what == "int_float":
         big = r.choice([2**24 + 1, 2**53 + 1, 2**31 - 1, -(2**63), 2**63 - 1, 16777217, 123456789, 2**62 + 2**38])
-        to = r.choice(["torch.float32", "torch.float64", "torch.float16"])  # (no bfloat16 here: NumPy has none)
+        to = r.choice(["torch.float32", "torch.float64", "torch.float16", *BFLOAT16])
         return _source([f"x = torch.tensor([{big}, 1, -{big % 1000}])", f"T(lambda: x.to({to}))",
                         f"T(lambda: x.to({to}).to(torch.float64))", f"T(lambda: (x.to({to}) == x))",
                         "T(lambda: x.float().long() if x.float().abs().max() < 2**62 else None)"])  # fmt: skip

@@ -170,9 +170,12 @@ def test_apply_refuses_a_tensor_that_requires_grad() -> None:
     _same(lambda t: t.apply_(lambda v: v), (tga.ones(2, requires_grad=True),), (torch.ones(2, requires_grad=True),))
 
 
-def test_bfloat16_names_the_dtype() -> None:
-    with pytest.raises(TypeError, match="bfloat16"):
-        tga.ones(2).bfloat16()
+def test_bfloat16_casts_as_pytorch() -> None:
+    pytest.importorskip("ml_dtypes")
+    values = [1.0, 1.00390625, -2.5e-3, 3.0e38, float("inf")]
+    ours, theirs = tga.tensor(values).bfloat16(), torch.tensor(values).bfloat16()
+    assert str(ours.dtype) == str(theirs.dtype) == "torch.bfloat16"
+    assert ours.tolist() == theirs.tolist()
 
 
 def test_post_accumulate_grad_hook_as_pytorch() -> None:
@@ -459,12 +462,14 @@ def test_gradients_against_finite_differences(name: str) -> None:
     assert tga.gradcheck(fn, *args)
 
 
-def test_bfloat16_can_be_named_but_not_held() -> None:
-    """Scripts name torch.bfloat16 in tables and comparisons (nanoGPT's ``ptdtype = {...}[dtype]``):
-    that runs, as in PyTorch; a tensor or module asked of it is refused with a TypeError saying so."""
+def test_bfloat16_is_named_and_held() -> None:
+    """Scripts name torch.bfloat16 in tables and comparisons (nanoGPT's ``ptdtype = {...}[dtype]``)
+    and make tensors and modules of it (with ml_dtypes; without it they are refused: see
+    tests/tensor/test_bfloat16_torch.py)."""
     import copy
     import pickle
 
+    pytest.importorskip("ml_dtypes")
     table = {"float32": tga.float32, "bfloat16": tga.bfloat16, "float16": tga.float16}
     assert table["float32"] is tga.float32 and str(table["bfloat16"]) == "torch.bfloat16"
     assert tga.bfloat16.is_floating_point and tga.bfloat16.itemsize == 2 and not tga.bfloat16.is_complex
@@ -472,8 +477,7 @@ def test_bfloat16_can_be_named_but_not_held() -> None:
     assert pickle.loads(pickle.dumps(tga.bfloat16)) is tga.bfloat16 and copy.deepcopy(tga.bfloat16) is tga.bfloat16
     assert not tga.cuda.is_bf16_supported()
     for make in (lambda: tga.ones(2, dtype=tga.bfloat16), lambda: tga.ones(2).to(tga.bfloat16),
-                 lambda: tga.tensor([1.0], dtype=tga.bfloat16), lambda: tga.nn.Linear(2, 2).to(tga.bfloat16),
-                 lambda: tga.nn.Linear(2, 2, dtype=tga.bfloat16), lambda: tga.zeros(2).type(tga.bfloat16),
+                 lambda: tga.tensor([1.0], dtype=tga.bfloat16), lambda: tga.nn.Linear(2, 2).to(tga.bfloat16).weight,
+                 lambda: tga.nn.Linear(2, 2, dtype=tga.bfloat16).weight, lambda: tga.zeros(2).type(tga.bfloat16),
                  lambda: tga.arange(3, dtype=tga.bfloat16), lambda: tga.ones(2).sum(dtype=tga.bfloat16)):  # fmt: skip
-        with pytest.raises(TypeError, match="bfloat16 is not supported"):
-            make()
+        assert make().dtype is tga.bfloat16

@@ -50,6 +50,7 @@ import numpy as np
 
 from . import function as _function
 from . import switches as _switches
+from .bfloat16 import kind_of
 
 #: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
 _KINDS: dict[str, tuple[str, bool]] = {
@@ -204,7 +205,7 @@ def is_dtype(v: Any) -> bool:
     """PyTorch's ``ScalarType`` (a ``dtype=``): a dtype of the library, or what NumPy reads as one of
     PyTorch's dtypes (``np.float32``, ``"int64"``, the library's reading); never a tensor, a number, a
     list, or what NumPy reads as bytes, text, a record, an object, a date or its ``longdouble``. A
-    dtype the library cannot hold (``bfloat16``) is the function's to refuse."""
+    dtype the library cannot hold (``bfloat16`` without ml_dtypes) is the function's to refuse."""
     if isinstance(v, (_function.Tensor, numbers.Number, list, tuple, dict)):
         return False
     try:
@@ -213,7 +214,7 @@ def is_dtype(v: Any) -> bool:
         pass
     try:
         d = np.dtype(v)
-        ok = d.kind in _TORCH_KINDS and d.char not in "gG" and d.fields is None
+        ok = kind_of(d) in _TORCH_KINDS and d.char not in "gG" and d.fields is None
     except TypeError:
         ok = not isinstance(v, (str, bytes, np.ndarray))  # (the library's dtype without a NumPy one: its refusal)
     try:

@@ -22,6 +22,7 @@ from . import function as _function
 from . import saved as _saved
 from . import switches as _switches
 from . import versions as _versions
+from .bfloat16 import BFLOAT16 as _BFLOAT16
 from .function import (
     _NUMPY_SCALARS,
     FreedArray,
@@ -34,6 +35,8 @@ from .versions import _check_versions, as_seen_by
 
 if TYPE_CHECKING:
     from ..tensors._tensor import Tensor
+
+_NDARRAY = _function._NDARRAY
 
 
 class SliceGradient:
@@ -156,6 +159,8 @@ def run_backward(
             big = out.size >= free_min  # (g has its shape)
             if slow or g is None or fn.saved is None or fn.seq < last_change or (big and overwrite):
                 gs = p.apply(fn, t, g, out, big)
+            elif g.__class__ is _NDARRAY and g.dtype is _BFLOAT16:  # (computed in float32: COMPUTED_IN_FLOAT32)
+                gs = _function.backward_of(fn, g, t._dev.ops, fn.saved, out)
             else:
                 gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
@@ -337,11 +342,11 @@ class _Pass:
             # kept g adds one.) Nobody else can see g: the step may write over it.
             _State.overwritable = g
             try:
-                gs = fn.backward(g, ns, fn.saved, out)
+                gs = _function.backward_of(fn, g, ns, fn.saved, out)
             finally:
                 _State.overwritable = None
         else:
-            gs = fn.backward(g, ns, fn.saved, out)
+            gs = _function.backward_of(fn, g, ns, fn.saved, out)
         if hook is not None:
             hook.after_step(fn, gs, ns)
         return gs
@@ -362,7 +367,7 @@ class _Pass:
                 saved = [None if a is None and isinstance(i, T) else i for i, a in zip(saved, fn.saved)]
         if self.hook is not None:
             self.hook.before_step(t, g)
-        gs = fn.backward(g, ns, saved, outv)
+        gs = _function.backward_of(fn, g, ns, saved, outv)
         if self.hook is not None:
             self.hook.after_step(fn, gs, ns)
         if not self.retain:
@@ -491,7 +496,11 @@ def _fit(g: Any, t: Tensor, ns: Any) -> Any:
 def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
     """The gradient ``g`` in ``t``'s dtype, as PyTorch's engine casts it: a float32 tensor
     that met float64 (``where``, ``cat``, a tensor-bound ``clamp``) gets a float32 gradient."""
-    if g is None or g.__class__ is SliceGradient:
+    if g is None:
+        return g
+    if g.__class__ is SliceGradient:  # (its slice in the dtype: a bfloat16 one was computed in float32)
+        if getattr(g.g, "dtype", None) is not None and g.g.dtype != t._data.dtype and g.g.__class__ is _NDARRAY:
+            g.g = ns.astype(g.g, t._data.dtype)
         return g
     gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
     if gd is None or gd == t._data.dtype:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import function as _function
 from .backward import run_backward
+from .bfloat16 import BFLOAT16
 from .function import FreedArray, Function
 from .switches import Scope, _State, decompose
 from .versions import as_seen_by, changed_since
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 
 #: Composites and public functions (``@public`` applies it by name) that PyTorch computes in one
-#: kernel, in float32 for float16 tensors ("opmath"): given float16 floating tensors (integer ones,
+#: kernel, in float32 for float16 and bfloat16 tensors ("opmath"): given such floating tensors (integer ones,
 #: indices, beside them), they run in float32 here too and round once at the end (in float16 each
 #: of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43, addcmul and avg_pool a
 #: few). instance_norm is one batch_norm kernel in PyTorch. (Not those PyTorch itself writes as
@@ -106,27 +107,30 @@ def _overload(rule: tuple[str, tuple[str, ...]], params: dict[str, inspect.Param
     return int(tensors) if kind == "tensor" else int(not tensors)
 
 
-def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
-    """``args`` and ``kw`` with their float16 tensors in float32, or None where no tensor is
-    float16, a floating tensor is of another dtype, or the call writes in place (``inplace=True``:
-    into the caller's tensor). Integer and bool tensors (indices, offsets, masks) stay as they are."""
+def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict, np.dtype] | None:
+    """``args`` and ``kw`` with their float16 (or bfloat16) tensors in float32, and that dtype; or
+    None where no tensor is of one of them, a floating tensor is of another dtype, or the call writes
+    in place (``inplace=True``: into the caller's tensor). Integer and bool tensors (indices,
+    offsets, masks) stay as they are."""
     Tensor = _function.Tensor  # noqa: N806
     values = (*args, *kw.values())
     floats = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
-    if not floats or any(d != _HALF for d in floats) or _writes_in_place(args, kw, inplace_at):
+    if not floats or (low := floats[0]) not in _LOW or any(d != low for d in floats):
         return None
-    if kw.get("dtype") is not None and np.dtype(kw["dtype"]) != _HALF:  # (mean(dtype=float32): its result's dtype)
+    if _writes_in_place(args, kw, inplace_at):
+        return None
+    if kw.get("dtype") is not None and np.dtype(kw["dtype"]) != low:  # (mean(dtype=float32): its result's dtype)
         return None
 
     def up(v: Any) -> Any:
-        return v.astype(_SINGLE) if isinstance(v, Tensor) and v.dtype == _HALF else v
+        return v.astype(_SINGLE) if isinstance(v, Tensor) and v.dtype == low else v
 
-    return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}
+    return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}, np.dtype(low)
 
 
 def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` computing its float16 tensors in float32 and rounding its float32 results to
-    float16 once at the end: PyTorch's one-kernel float16 ops ("opmath"). ``public`` applies it
+    """``fn`` computing its float16 (or bfloat16) tensors in float32 and rounding its float32 results
+    to their dtype once at the end: PyTorch's one-kernel float16 and bfloat16 ops ("opmath"). ``public`` applies it
     to the functions named in :data:`HALF_IN_FLOAT32`; ``composite`` to its composites there."""
     params = list(inspect.signature(fn).parameters)
     inplace_at = params.index("inplace") if "inplace" in params else None
@@ -135,7 +139,7 @@ def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kw: Any) -> Any:
         keeps = getattr(fn, "keeps_half", None)  # (a call PyTorch refuses in float16: fn's own check says so)
         if (keeps is None or not keeps(args, kw)) and (wide := _in_float32(args, kw, inplace_at)) is not None:
-            return _rounded_to_half(fn(*wide[0], **wide[1]))
+            return _rounded_to(fn(*wide[0], **wide[1]), wide[2])
         return fn(*args, **kw)
 
     return run
@@ -148,21 +152,23 @@ def _writes_in_place(args: tuple, kw: dict, inplace_at: int | None) -> bool:
     return bool(kw["inplace"] if "inplace" in kw else len(args) > inplace_at and args[inplace_at])
 
 
-def _rounded_to_half(out: Any) -> Any:
+def _rounded_to(out: Any, low: np.dtype) -> Any:
     Tensor = _function.Tensor  # noqa: N806
     if isinstance(out, Tensor):
         if out.dtype != _SINGLE:
             return out
         with np.errstate(over="ignore"):  # (beyond float16's range: inf, as PyTorch's)
-            return out.astype(_HALF)
+            return out.astype(low)
     if isinstance(out, tuple) and not hasattr(out, "_fields"):
-        return tuple(_rounded_to_half(o) for o in out)
+        return tuple(_rounded_to(o, low) for o in out)
     if isinstance(out, tuple):  # (a named tuple: values and indices)
-        return type(out)(*(_rounded_to_half(o) for o in out))
+        return type(out)(*(_rounded_to(o, low) for o in out))
     return out
 
 
 _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+#: the dtypes a one-kernel op computes in float32 (``engine.function.COMPUTED_IN_FLOAT32``)
+_LOW = frozenset({_HALF} if BFLOAT16 is None else {_HALF, BFLOAT16})
 
 
 def composite(
@@ -188,7 +194,7 @@ def composite(
         @functools.wraps(reference)
         def run(*args: Any, **kw: Any) -> Tensor:
             if half and (wide := _in_float32(args, kw, inplace_at)) is not None:
-                return _rounded_to_half(run(*wide[0], **wide[1]))
+                return _rounded_to(run(*wide[0], **wide[1]), wide[2])
             if fused is not None and not _State.decompose:
                 out = fused(*args, **kw)
                 if out is not None:

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from .arguments import free_function, typed, without_inplace
+from .autocast import cast_where_autocast
+from .bfloat16 import BFLOAT16
 from .real_only import REAL_ONLY, refusing_complex
 
 
@@ -113,6 +115,8 @@ def public(
         if key in REAL_ONLY and not isinstance(f, property):  # (PyTorch's error for a complex tensor)
             f = refusing_complex(key, f, _dtype_rules[0] if _dtype_rules else NotImplementedError)
         f = _in_float32_where_pytorch_is(key, _one_node_where_pytorch_records_one(key, f))
+        if not isinstance(f, property):
+            f = cast_where_autocast(key, f)  # (PyTorch's CPU autocast lists: engine/autocast.py)
         if inspect.isfunction(f):
             f = typed(f, key, first=functional)
         twin = inplace or inplace_function
@@ -229,12 +233,26 @@ def one_function(fn: Any) -> Any:
 
 
 # -- the dtypes an op computes for -------------------------------------------------------------
-#: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64), ``float3264``
-#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers), ``no_half``
+#: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64, bfloat16 where
+#: ml_dtypes gives NumPy one), ``float3264`` (float32/64: LAPACK's), ``numeric`` (all but bool),
+#: ``integral`` (bool and the integers), ``no_half``
+_BF16 = ("bfloat16",) if BFLOAT16 is not None else ()
 DTYPE_KINDS: dict[str, tuple[str, ...]] = {
-    "floating": ("float16", "float32", "float64", "complex64", "complex128"),
+    "floating": ("float16", *_BF16, "float32", "float64", "complex64", "complex128"),
     "float3264": ("float32", "float64", "complex64", "complex128"),
-    "numeric": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
+    "numeric": (
+        "uint8",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        *_BF16,
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ),
     "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
     # (the newer special functions: every real dtype but float16, which has no CPU kernel there; float
     # ops, so an integer or bool input computes in the default dtype, refused too where that is float16)
@@ -242,12 +260,16 @@ DTYPE_KINDS: dict[str, tuple[str, ...]] = {
 }
 # (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
 _CODES = {c: np.dtype(c).name for c in np.typecodes["All"] if c not in "OSUVMm"}
+if BFLOAT16 is not None:
+    _CODES[BFLOAT16.char] = "bfloat16"
 
 
 def dtype_codes(dtypes: str | Iterable[str]) -> str:
     """The one-letter codes (``np.dtype.char``) of the dtypes named by a kind of
     :data:`DTYPE_KINDS` or by a list of dtype names."""
     names = DTYPE_KINDS[dtypes] if isinstance(dtypes, str) else tuple(dtypes)
+    if "float16" in names and BFLOAT16 is not None:  # (PyTorch's CPU kernels take bfloat16 wherever float16)
+        names = (*names, "bfloat16")
     unknown = set(names) - set(_CODES.values())
     if unknown:
         raise ValueError(f"accepts: unknown dtypes {sorted(unknown)}")

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import saved as _saved
 from . import switches
+from .bfloat16 import BFLOAT16
 from .layout import of_operands as _laid_out_as_operands
 from .quiet import FP_STATE as _FP_STATE
 from .quiet import QUIET as _QUIET
@@ -220,10 +221,20 @@ HALF_IN_FLOAT32 = frozenset(
     "sigmoid erf erfcx erfinv sinc lgamma polygamma igamma i0 i1 i0e i1e softmax log_softmax masked_softmax "
     "additive_score layer_norm gelu cross_entropy cross_entropy_kept attention".split()
 )
+#: The one rule of PyTorch's "opmath" here: the low-precision float dtypes whose ops compute in
+#: float32 and round once at their end, and which ops. float16: those of :data:`HALF_IN_FLOAT32`
+#: (NumPy's float16 loops compute each element in float32 already, and its sums accumulate in
+#: float32). bfloat16 (``engine/bfloat16.py``): every op but views and casts, forward and
+#: backward, as PyTorch's CPU kernels compute bfloat16 (reductions and products accumulate in
+#: float32, rounded once), since NumPy has no bfloat16 kernels: ml_dtypes' ufuncs are 2 to 9
+#: times slower than a float32 round trip, its sums accumulate in bfloat16 (a sum of 1e5
+#: normals 12 units off) and its matmul answers float32.
+COMPUTED_IN_FLOAT32: dict[str, frozenset[str] | None] = {"float16": HALF_IN_FLOAT32, "bfloat16": None}  # None: all
 
 
 _HALF_OF: dict[Any, Any] = {}  # device -> its float16 dtype (None: it has none, as array_api_strict)
 _HALF_UNKNOWN = object()
+_NDARRAY = np.ndarray
 
 
 def _half_dtype(device: Any) -> Any:
@@ -243,15 +254,56 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
             half = _HALF_OF[ns.device] = _half_dtype(ns.device)
         if half is None or getattr(datas[0], "dtype", None) != half:
             return forward(self, ns, *datas)
-        single = ns.device.dtype(np.float32)
-        up = [ns.astype(d, single) if getattr(d, "dtype", None) == half else d for d in datas]
-        out = forward(self, ns, *up)
-        if getattr(out, "dtype", None) != single:
-            return out
-        with np.errstate(over="ignore"):  # (beyond float16's range: inf, as PyTorch's)
-            return ns.astype(out, half)
+        return _rounded(forward, self, ns, datas, half)
 
     return run
+
+
+def _rounded(forward: Callable[..., Any], fn: Function, ns: Any, datas: Sequence[Any], low: Any) -> Any:
+    """``forward`` of ``datas`` computed in float32 (its inputs of dtype ``low`` widened), the float32
+    result rounded to ``low``: :data:`COMPUTED_IN_FLOAT32`'s one rule."""
+    single = ns.device.dtype(np.float32)
+    up = [ns.astype(d, single) if getattr(d, "dtype", None) == low else d for d in datas]
+    out = forward(fn, ns, *up)
+    if getattr(out, "dtype", None) != single:
+        return out
+    with np.errstate(over="ignore", invalid="ignore"):  # (beyond the dtype's range: inf, as PyTorch's; NaN stays)
+        return ns.astype(out, low)
+
+
+def forward_in_float32(fn: Function, ns: Any, datas: Sequence[Any]) -> Any:
+    """``fn``'s forward of bfloat16 ``datas`` under :data:`COMPUTED_IN_FLOAT32` (``Function.apply``
+    calls it where an input is bfloat16: a check there costs less than a wrapper on every op)."""
+    if not fn.computes_in_float32 or fn.view:
+        return fn.forward(ns, *datas)
+    return _rounded(type(fn).forward, fn, ns, datas, BFLOAT16)
+
+
+def forward_of(fn: Function, ns: Any, *datas: Any) -> Any:
+    """``fn``'s forward of ``datas`` as ``Function.apply`` computes it (bfloat16 ones in float32:
+    :data:`COMPUTED_IN_FLOAT32`), for a traced program's replay, which calls forwards on arrays."""
+    if BFLOAT16 is not None and any(map(is_bfloat16, datas)):
+        return forward_in_float32(fn, ns, datas)
+    return fn.forward(ns, *datas)
+
+
+def is_bfloat16(x: Any) -> bool:
+    """Whether ``x`` is a bfloat16 array (only NumPy holds them: ``engine/bfloat16.py``)."""
+    return x.__class__ is _NDARRAY and x.dtype is BFLOAT16
+
+
+def backward_of(fn: Function, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+    """``fn.backward``, of a bfloat16 gradient computed in float32 (its inputs, output and gradient
+    widened) under :data:`COMPUTED_IN_FLOAT32`; the engine rounds each input's share to the
+    input's dtype (``_in_dtype_of``)."""
+    if g.__class__ is not _NDARRAY or g.dtype is not BFLOAT16 or not fn.computes_in_float32:
+        return fn.backward(g, ns, inputs, out)
+    single = ns.device.dtype(np.float32)
+
+    def up(x: Any) -> Any:
+        return ns.astype(x, single) if x.__class__ is _NDARRAY and x.dtype is BFLOAT16 else x
+
+    return fn.backward(up(g), ns, [up(x) for x in inputs], up(out))
 
 
 #: The ops of a complex tensor's conjugate and real part (``"conj"``, ``"real"``), which
@@ -343,6 +395,9 @@ class Function:
     #: Whether a complex gradient's backward reads the conjugates of the inputs and output (see
     #: :func:`_conjugated_for_complex`); False for the ops that are not holomorphic (``abs``, ``real``).
     conjugate_backward = True
+    #: Whether a bfloat16 op computes in float32, rounded at its end (:data:`COMPUTED_IN_FLOAT32`);
+    #: False for the casts (a view, whose result is its input's memory, never does).
+    computes_in_float32 = True
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -412,11 +467,17 @@ class Function:
         try:
             # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
             # arithmetic of a small op.
+            # (bfloat16 computes in float32: COMPUTED_IN_FLOAT32; an op's first array decides, so
+            # that float32 pays one check: operands are promoted to one dtype before they get here)
             n = len(datas)
             if dev.meta:  # (no values: a placeholder of the result's shape, dtype and strides, runtime/meta.py)
                 out_data = ns.meta_forward(fn, ns, datas)
             elif n == 1:
-                out_data = fn.forward(ns, datas[0])
+                a = datas[0]
+                if a.__class__ is _NDARRAY and a.dtype is BFLOAT16:
+                    out_data = forward_in_float32(fn, ns, datas)
+                else:
+                    out_data = fn.forward(ns, a)
             elif n == 2:
                 a, b = datas
                 if numbers:  # a number as the device computes with it fastest (saved as given)
@@ -424,7 +485,13 @@ class Function:
                         b = ns.scalar(b, a)
                     elif a.__class__ in _NUMBER_TYPES:
                         a = ns.scalar(a, b)
-                out_data = fn.forward(ns, a, b)
+                first = a if a.__class__ is _NDARRAY else b
+                if first.__class__ is _NDARRAY and first.dtype is BFLOAT16:
+                    out_data = forward_in_float32(fn, ns, (a, b))
+                else:
+                    out_data = fn.forward(ns, a, b)
+            elif BFLOAT16 is not None and any(map(is_bfloat16, datas)):
+                out_data = forward_in_float32(fn, ns, datas)
             else:
                 out_data = fn.forward(ns, *datas)
         except (ValueError, TypeError, IndexError) as e:

@@ -34,8 +34,9 @@ from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw, memory_order
+from ..tensors import dtypes as _dtypes
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
-from ..tensors.dtypes import OperandDtypeError
+from ..tensors.dtypes import OperandDtypeError, finfo
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
 from ..tensors.shape import dims
@@ -362,7 +363,7 @@ def rms_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | 
     _float(x, "rms_norm", complex_ok=True)  # (PyTorch's composite computes complex too: x * x, not |x|^2)
     shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
     if eps is None:  # (the machine epsilon of the dtype it computes in: float32 for a float16 input)
-        eps = float(np.finfo(np.float32 if x.dtype == np.float16 else x.dtype).eps)
+        eps = float(finfo(_dtypes.float32 if x.dtype.itemsize == 2 else x.dtype).eps)  # (float16, bfloat16)
     return _rms_norm(x, tuple(range(x.ndim - len(shape), x.ndim)), weight, float(eps))
 
 

@@ -57,7 +57,7 @@ def same_dtype(op: str, input: Tensor, *others: tuple[str, Any], float16_input: 
     """PyTorch's refusal of operands of different dtypes where its CPU kernel promotes none
     (normalisations, matrix products, attention, weighted losses): a ``RuntimeError`` naming
     ``op`` and each dtype. ``others`` are ``(name, tensor or None)``; with ``float16_input`` a
-    float16 input may take float32 parameters (PyTorch's mixed-precision normalisations).
+    float16 or bfloat16 input may take float32 parameters (PyTorch's mixed-precision normalisations).
 
     >>> same_dtype("layer_norm", x64, ("weight", w32))  # doctest: +SKIP
     RuntimeError: layer_norm: expected all tensors to have the same dtype, but got input torch.float64 and weight ...
@@ -65,7 +65,7 @@ def same_dtype(op: str, input: Tensor, *others: tuple[str, Any], float16_input: 
     for name, t in others:
         if not isinstance(t, Tensor) or t.dtype == input.dtype:
             continue
-        if float16_input and input.dtype == np.float16 and t.dtype == np.float32:
+        if float16_input and input.dtype.name in ("float16", "bfloat16") and t.dtype == np.float32:
             continue
         raise RuntimeError(
             f"{op}: expected all tensors to have the same dtype, but got input {input.dtype} and {name} {t.dtype} "

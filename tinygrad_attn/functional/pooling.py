@@ -305,7 +305,9 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.dtype != x.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
-    u = samples.detach().numpy()[:nb]  # (N, C, nd): for 2-d, [..., 0] moves along the width, [..., 1] the height
+    u = samples._read("fractional_max_pool")[
+        :nb
+    ]  # (N, C, nd): for 2-d, [..., 0] moves along the width, [..., 1] the height
     order = (1, 0) if nd == 2 else (0, 1, 2)
     pos = np.zeros((nb, c, 1, 1), np.int64)  # (N, C, outputs so far, window positions so far): flat input indices
     for axis, (n, m, k) in enumerate(zip(spatial, out, kernel)):

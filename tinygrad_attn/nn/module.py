@@ -25,6 +25,7 @@ import numpy as np
 
 from ..engine.switches import Scope, _State, active_tracer
 from ..engine.warn import warn as _user_warn
+from ..tensors import dtypes as _dtypes
 from ..tensors._tensor import Tensor, _memory_copy, _to_args
 from ..tensors.factories.creation import typename
 from ..tensors.mutation.inplace import store_array
@@ -500,7 +501,7 @@ class Module:
         """
         kw.pop("memory_format", None)  # (the parameters keep their layouts)
         dev, dtype, _ = _to_args(args, kw, "Module.to")
-        if dtype is not None and np.dtype(dtype).kind not in "fc":
+        if dtype is not None and _dtypes.torch_dtype(dtype).kind not in "fc":
             raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
         if _overrides_apply(self):  # (PyTorch's `to` goes through `_apply`, which a class may extend)
             return self._apply(lambda t: t.to(dev, dtype if t.dtype.kind in "fc" else None))
@@ -786,12 +787,11 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def bfloat16(self) -> Module:
-        """PyTorch's cast of the floating parameters and buffers to bfloat16, a dtype NumPy (and
-        so this library) does not have: an error naming it, unless there is nothing to cast."""
-        for name, t in [*self.named_parameters(), *self.named_buffers()]:
-            if t.dtype.kind == "f":
-                raise TypeError(f"{self._get_name()}.bfloat16: the dtype bfloat16 is not supported (NumPy has no "
-                                f"bfloat16; '{name}' is {t.dtype}); use .half() (float16) or .float()")  # fmt: skip
+        """PyTorch's cast of the floating parameters and buffers to bfloat16, in place; returns self.
+        NumPy's bfloat16 is the ``ml_dtypes`` package's (``pip install tinygrad_attn[bfloat16]``):
+        without it a ``TypeError`` says so, unless there is nothing to cast."""
+        if any(t.dtype.kind == "f" for t in [*self.parameters(), *self.buffers()]):
+            return self.astype(_dtypes.bfloat16)
         return self
 
     def share_memory(self) -> Module:

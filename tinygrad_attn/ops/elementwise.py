@@ -516,6 +516,7 @@ class Cast(Function):
     primitive = True
     reads_values = False  # backward reads shapes only
     name = "astype"
+    computes_in_float32 = False  # (a cast to or from bfloat16 rounds once, as PyTorch's)
 
     def forward(self, ns, a):
         if (

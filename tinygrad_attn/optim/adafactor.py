@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..tensors._tensor import Tensor
+from ..tensors.dtypes import finfo
 from .optimizer import Optimizer
 
 
@@ -70,7 +71,7 @@ class Adafactor(Optimizer):
         t = float(state["step"])
         lr, wd, d = float(group["lr"]), float(group["weight_decay"]), float(group["d"])
         eps1, eps2 = group["eps"]
-        eps1 = float(np.finfo(p._data.dtype).eps) if eps1 is None else float(eps1)
+        eps1 = float(finfo(p.dtype).eps) if eps1 is None else float(eps1)
         beta = t ** float(group["beta2_decay"])  # (the weight of the new square in the running means)
         n = max(1, math.prod(p.shape))
         w = p._data

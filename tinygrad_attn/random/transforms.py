@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..engine.bfloat16 import BFLOAT16, kind_of
 from ..engine.layout import dense_order, is_contiguous_as
 
 if TYPE_CHECKING:  # (the generator's module imports this one, for its Draw op)
@@ -36,6 +37,8 @@ __all__ = ["memory_order", "in_order", "fill_plan", "fill_draws", "uniform", "no
 
 #: mantissa digits of each float dtype (std::numeric_limits<T>::digits)
 _DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 11}
+if BFLOAT16 is not None:
+    _DIGITS[BFLOAT16] = 8
 _TWO_PI = 2.0 * math.pi
 
 
@@ -97,7 +100,7 @@ def uniform(gen: Generator, shape: Any, dtype: Any, low: float = 0.0, high: floa
     """``Tensor.uniform_(low, high)``: the bounds are cast to the working float (float64 for
     float64, else float32) and their difference taken there, ``x * span + low`` computed in
     float64 with one rounding (PyTorch's fused multiply-add) and rounded to ``dtype``."""
-    out_dt = np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float32)
+    out_dt = np.dtype(dtype) if kind_of(np.dtype(dtype)) == "f" else np.dtype(np.float32)
     dt = np.dtype(np.float64) if out_dt == np.float64 else np.dtype(np.float32)
     x = _unit(gen, _numel(shape), dt)
     lo, hi = dt.type(low), dt.type(high)
@@ -192,9 +195,9 @@ def normal(gen: Generator, shape: Any, dtype: Any, mean: float = 0.0, std: float
         return np.array([_scalar_normal(gen, mean, std) for _ in range(n)], dtype=np.float64).astype(dt).reshape(shape)
     work = np.float64 if dt == np.float64 else np.float32
     full = n // 16 * 16
-    # (float16's kernel draws uniforms for the whole blocks only, then the last 16; float32's and
-    # float64's for every number first)
-    u = _unit(gen, full if dt == np.float16 else n, work).astype(work)
+    # (float16's and bfloat16's kernel draws uniforms for the whole blocks only, then the last 16;
+    # float32's and float64's for every number first)
+    u = _unit(gen, full if dt.itemsize == 2 else n, work).astype(work)
     out = np.empty(n, dtype=work)
     out[:full] = _box_muller_blocks(u[:full].reshape(-1, 16), np.dtype(work), mean, std).reshape(-1)
     if n % 16:  # PyTorch redraws the last 16 and transforms them again
@@ -223,7 +226,7 @@ def random_bits(gen: Generator, shape: Any, dtype: Any) -> np.ndarray:
     raw = gen._u64(n) if wide else gen._u32(n)
     if dt == np.bool_:
         return (raw & np.uint64(1)).astype(bool).reshape(shape)
-    modulus = (1 << _DIGITS[dt]) + 1 if dt.kind == "f" else int(np.iinfo(dt).max) + 1
+    modulus = (1 << _DIGITS[dt]) + 1 if dt in _DIGITS else int(np.iinfo(dt).max) + 1
     return (raw % np.uint64(modulus)).astype(dt).reshape(shape)
 
 

@@ -2,9 +2,11 @@
 
 - ``autocast(device_type, dtype=None, enabled=True)``: with ``enabled=False`` the block runs as
   written (the usual ``enabled=use_amp`` switch); on ``"cuda"`` without a usable CUDA device it
-  warns and disables itself, as PyTorch's does. Running ops in a lower precision inside the
-  block is not implemented: an enabled autocast raises a ``NotImplementedError`` naming it when
-  the block is entered (convert the model instead: ``model.half()``).
+  warns and disables itself, as PyTorch's does. On the CPU an enabled block runs PyTorch's CPU
+  autocast (``engine/autocast.py``: matrix products and convolutions in bfloat16, or the
+  ``dtype`` given (float16), losses and factorizations in float32); bfloat16 needs ml_dtypes
+  (``pip install tinygrad_attn[bfloat16]``). An enabled CUDA block is not implemented: it raises a
+  ``NotImplementedError`` naming it when entered (convert the model instead: ``model.half()``).
 - ``GradScaler``: PyTorch's loss scaling (scale the loss, unscale the gradients, skip a step
   whose gradients are not finite, grow or back off the scale), and a pass-through when disabled
   (on ``"cuda"`` without a usable CUDA device it warns and disables itself, as PyTorch's does).
@@ -20,6 +22,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from ..engine import autocast as _cast
 from ..engine.switches import active_tracer, no_grad
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
@@ -38,8 +41,8 @@ __all__ = [
 _DEVICE_TYPES = ("cpu", "cuda")
 
 # PyTorch's autocast state, per device type: the lower-precision dtype an enabled block would use
-# (PyTorch's defaults), whether the weight cache is on and how deep autocast blocks nest. Enabling
-# autocast is the one thing refused (see the module), so ``is_autocast_enabled`` is always False.
+# (PyTorch's defaults), whether the weight cache is on and how deep autocast blocks nest. Only the
+# CPU's runs enabled (engine/autocast.py's BLOCK holds its dtype while it does).
 _DEVICE_STRINGS = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                    "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")  # fmt: skip
 _NO_AUTOCAST = ("mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "lazy", "vulkan", "meta")
@@ -69,10 +72,10 @@ _CUDA: Any = object()  # (is_autocast_enabled() asks about CUDA; None is PyTorch
 
 def is_autocast_enabled(device_type: str = _CUDA) -> bool:
     """Whether an autocast block is on for ``device_type`` (CUDA's when not given, as PyTorch's):
-    always False here, where only disabled autocast runs."""
-    if device_type is not _CUDA:
-        _autocast_device(device_type, "is_autocast_enabled")
-    return False
+    only the CPU's ever is here."""
+    if device_type is _CUDA:
+        return False
+    return _autocast_device(device_type, "is_autocast_enabled") == "cpu" and _cast.BLOCK[0] is not None
 
 
 def set_autocast_enabled(*args: Any) -> None:
@@ -81,8 +84,21 @@ def set_autocast_enabled(*args: Any) -> None:
     if len(args) not in (1, 2):
         raise TypeError(f"set_autocast_enabled() takes 1 or 2 arguments ([device_type,] enabled), got {len(args)}")
     kind = "cuda" if len(args) == 1 else _autocast_device(args[0], "set_autocast_enabled")
-    if _bool_argument(args[-1], "set_autocast_enabled", "enabled", len(args)):
+    on = _bool_argument(args[-1], "set_autocast_enabled", "enabled", len(args))
+    if kind == "cpu":
+        _cast.BLOCK[0] = _cpu_block_dtype(get_autocast_dtype("cpu")) if on else None
+    elif on:
         _refuse_enabled(kind)
+
+
+def _cpu_block_dtype(dtype: Any) -> Any:
+    """The dtype an enabled CPU block computes its lower-precision ops in (bfloat16 or float16, as
+    PyTorch's CPU autocast takes); refused where this library cannot hold it (bfloat16 without ml_dtypes)."""
+    from ..tensors import dtypes  # noqa: PLC0415
+
+    if dtype is not dtypes.float16 and dtype is not dtypes.bfloat16:
+        raise RuntimeError(f"autocast: the CPU autocast dtype must be torch.bfloat16 or torch.float16, got {dtype}")
+    return dtypes.torch_dtype(dtype)  # (bfloat16 without ml_dtypes: its TypeError naming the extra)
 
 
 def _refuse_enabled(kind: str) -> None:
@@ -237,7 +253,7 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
-    """Mixed precision inside a block; here only its disabled form runs (see the module)."""
+    """Mixed precision inside a block: PyTorch's CPU autocast, and the disabled form on CUDA (see the module)."""
 
     def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: bool | None = None):
         if not isinstance(device_type, str):
@@ -250,15 +266,23 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
             enabled = False
         self.device_type, self._enabled = kind, bool(enabled)
         self.fast_dtype = get_autocast_dtype(kind) if dtype is None else dtype
+        if self._enabled and kind == "cpu" and self.fast_dtype.name not in ("bfloat16", "float16"):
+            _user_warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                       "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.")  # fmt: skip
+            self._enabled = False
         self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
 
     def __enter__(self) -> autocast:
-        if self._enabled:
+        cpu = self.device_type == "cpu"
+        if self._enabled and not cpu:
             _refuse_enabled(self.device_type)
+        block = _cpu_block_dtype(self.fast_dtype) if self._enabled else None
         # (PyTorch's bookkeeping of a block: its dtype and cache flag while it runs, one level deeper)
-        self._outer = (get_autocast_dtype(self.device_type), is_autocast_cache_enabled())
+        self._outer = (get_autocast_dtype(self.device_type), is_autocast_cache_enabled(), _cast.BLOCK[0])
         set_autocast_dtype(self.device_type, self.fast_dtype)
         _autocast_state["cache"] = self._cache_enabled
+        if cpu:  # (enabled=False inside an enabled block turns it off until it ends)
+            _cast.BLOCK[0] = block
         autocast_increment_nesting()
         return self
 
@@ -266,6 +290,8 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
         autocast_decrement_nesting()
         set_autocast_dtype(self.device_type, self._outer[0])
         _autocast_state["cache"] = self._outer[1]
+        if self.device_type == "cpu":
+            _cast.BLOCK[0] = self._outer[2]
         return None
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.bfloat16 import BFLOAT16
 from . import malloc
 
 # Array-API names the ops may call through ``device.ops``. A backend missing one of
@@ -301,6 +302,12 @@ class Device:
         d = np.dtype(dtype)
         out = self._dtypes.get(d)
         if out is None:
+            if d is BFLOAT16 and self.xp is not np:
+                raise TypeError(
+                    f"the dtype torch.bfloat16 is not supported on the {self.name} device: bfloat16 arrays here are "
+                    f"NumPy's (ml_dtypes), which {self.xp.__name__} cannot hold; keep bfloat16 tensors on the CPU, "
+                    "or use torch.float16 (.half()) or torch.float32 (.float())"
+                )
             out = getattr(self.xp, d.name) if self.xp is not np else d
             self._dtypes[d] = out
         return out

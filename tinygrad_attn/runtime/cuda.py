@@ -48,7 +48,7 @@ def device_count() -> int:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """False: the library has no bfloat16 on any device (NumPy and CuPy have no such dtype)."""
+    """False: bfloat16 lives on the CPU only here (NumPy's, from ml_dtypes; CuPy cannot hold it)."""
     return False
 
 

@@ -14,8 +14,9 @@ arrays, numbers, strings, booleans and ``None``: the arrays as the file's tensor
 by their path, ``optim.state.0.exp_avg``), the structure and the numbers as JSON in the
 file's metadata. Any safetensors reader opens the file; nothing in it is ever unpickled.
 
-bfloat16 tensors (files written by PyTorch or JAX) have no NumPy dtype: they load as
-float32, which holds every bfloat16 value exactly, with a warning naming them.
+bfloat16 tensors (``BF16``) are read and written as bfloat16 where ml_dtypes gives NumPy that
+dtype (``engine/bfloat16.py``); without it they load as float32, which holds every bfloat16
+value exactly, with a warning naming them.
 
 ``safetensors`` is an optional dependency (``pip install "tinygrad_attn[io]"``), imported
 only when a checkpoint is written or read.
@@ -35,6 +36,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..engine.bfloat16 import BFLOAT16, INSTALL_HINT
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 
@@ -50,7 +52,7 @@ def _safetensors_numpy() -> Any:
 
 
 def _host_array(v: Any) -> np.ndarray:
-    arr = v.detach().numpy() if isinstance(v, Tensor) else np.asarray(v)
+    arr = v._read("save") if isinstance(v, Tensor) else np.asarray(v)  # (not numpy(): bfloat16 has none)
     return np.array(arr, order="C", copy=None)  # not ascontiguousarray: that makes 0-d arrays 1-d
 
 
@@ -175,7 +177,7 @@ def write_atomic(blob: bytes | memoryview | Callable[[BinaryIO], None], path: st
         raise
 
 
-# safetensors dtype names -> NumPy; BF16 is read by hand (NumPy has no bfloat16).
+# safetensors dtype names -> NumPy; BF16 is read by hand (safetensors' NumPy loader has no bfloat16).
 _DTYPES = {
     "F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32, "I16": np.int16,
     "I8": np.int8, "U64": np.uint64, "U32": np.uint32, "U16": np.uint16, "U8": np.uint8, "BOOL": np.bool_,
@@ -200,8 +202,8 @@ def _read_header(path: str, who: str) -> tuple[dict[str, Any], int]:
 
 
 def _load_by_hand(path: str, header: dict[str, Any], start: int) -> dict[str, np.ndarray]:
-    """Every tensor of the file, bfloat16 ones widened to float32 (the dtypes safetensors'
-    NumPy loader refuses)."""
+    """Every tensor of the file, bfloat16 ones as ml_dtypes' bfloat16 or, without it, widened to
+    float32 (the dtype safetensors' NumPy loader refuses)."""
     out = {}
     size = os.path.getsize(path) - start
     with open(path, "rb") as f:
@@ -222,7 +224,9 @@ def _load_by_hand(path: str, header: dict[str, Any], start: int) -> dict[str, np
                 raise ValueError(f"load_safetensors: '{path}' is not a valid safetensors file (entry '{name}')")
             f.seek(start + lo)
             raw = f.read(hi - lo)
-            if dt == "BF16":  # the top 16 bits of a float32: shift them back into place
+            if dt == "BF16" and BFLOAT16 is not None:
+                out[name] = np.frombuffer(raw, dtype="<u2").reshape(shape).view(BFLOAT16).copy()
+            elif dt == "BF16":  # the top 16 bits of a float32: shift them back into place
                 bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
                 out[name] = bits.view(np.float32).reshape(shape)
             else:
@@ -243,11 +247,14 @@ def load_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
         raise FileNotFoundError(f"load_safetensors: no checkpoint file at '{path}'")
     header, start = _read_header(path, "load_safetensors")
     wide = [k for k, v in header.items() if k != "__metadata__" and isinstance(v, dict) and v.get("dtype") == "BF16"]
+    if wide and BFLOAT16 is not None:
+        return _load_by_hand(path, header, start)
     if wide:
         _user_warn(
             f"load_safetensors: {len(wide)} tensor(s) in '{path}' are bfloat16, which NumPy has no dtype for; "
             f"they load as float32 (every bfloat16 value is exact in float32): {', '.join(wide[:5])}"
-            + (", ..." if len(wide) > 5 else ""),
+            + (", ..." if len(wide) > 5 else "")
+            + f"; for bfloat16 tensors, {INSTALL_HINT}",
             UserWarning,
         )
         return _load_by_hand(path, header, start)

@@ -34,17 +34,18 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..engine.bfloat16 import BFLOAT16, INSTALL_HINT
 from ..engine.warn import warn as _user_warn
 from ..runtime.backend import Device, device, get_device
 from ..tensors._tensor import Size, Tensor
 from ..tensors.dtypes import torch_dtype
 
 # -- dtypes -------------------------------------------------------------------------------
-#: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16 has no
-#: NumPy dtype: it is read widened to float32 (exact), and never written.
+#: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16's NumPy dtype is
+#: ml_dtypes' (engine/bfloat16.py); without it bfloat16 is read widened to float32 (exact), and never written.
 DTYPES: dict[str, tuple[str | None, np.dtype | None]] = {
     "float32": ("FloatStorage", np.dtype(np.float32)), "float64": ("DoubleStorage", np.dtype(np.float64)),
-    "float16": ("HalfStorage", np.dtype(np.float16)), "bfloat16": ("BFloat16Storage", None),
+    "float16": ("HalfStorage", np.dtype(np.float16)), "bfloat16": ("BFloat16Storage", BFLOAT16),
     "int64": ("LongStorage", np.dtype(np.int64)), "int32": ("IntStorage", np.dtype(np.int32)),
     "int16": ("ShortStorage", np.dtype(np.int16)), "int8": ("CharStorage", np.dtype(np.int8)),
     "uint8": ("ByteStorage", np.dtype(np.uint8)), "bool": ("BoolStorage", np.dtype(np.bool_)),
@@ -118,13 +119,13 @@ class Storage:
         """The bytes as a 1-d array of torch dtype ``dtype`` (bfloat16: widened to float32)."""
         out = self._typed.get(dtype)
         if out is None:
-            if dtype == _BF16:
+            if dtype == _BF16 and BFLOAT16 is None:
                 if self.raw.size % 2:
                     raise RuntimeError(f"load: {where} has a bfloat16 storage of an odd number of bytes")
                 out = (self.raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
                 _user_warn(
                     f"load: {where} holds bfloat16 tensors, which NumPy has no dtype for; they load as float32 "
-                    "(every bfloat16 value is exact in float32)",
+                    f"(every bfloat16 value is exact in float32); for bfloat16 tensors, {INSTALL_HINT}",
                     UserWarning,
                 )
             else:
@@ -260,8 +261,9 @@ TORCH_GLOBALS: dict[str, Any] = {
     "torch.device": device,
     **STORAGE_KINDS,
     **{f"torch.{name}": torch_dtype(np_dt) for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
-    f"torch.{_BF16}": _BF16,  # a dtype value only: tensors of it load widened to float32
 }
+if BFLOAT16 is None:
+    TORCH_GLOBALS[f"torch.{_BF16}"] = _BF16  # a dtype value only: tensors of it load widened to float32
 
 
 def lazy_globals() -> dict[str, Any]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray, forward_of
 from ..engine.switches import _State
 from ..ops import elementwise as _elementwise
 from ..ops.linalg import Matmul
@@ -298,14 +298,16 @@ def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
             key = (type(op.fn), id(ns)) if args is None else (type(op.fn), passes._freeze(args), id(ns))
         except TypeError:  # an unhashable argument: a callable of its own
             key = object()
-        fast = _direct(op, ns)
+        low = any(x.__class__ is Buffer and getattr(x.dtype, "name", None) == "bfloat16" for x in op.inputs)
+        fast = None if low else _direct(op, ns)
         if fast is not None:
             key = (key, "direct")
+        if low:  # (computed in float32 and rounded, as Function.apply computes it: COMPUTED_IN_FLOAT32)
+            key = (key, "bfloat16")
         f = names.shared.get(key)
         if f is None:
-            f = names.shared[key] = names.global_name(
-                _callable_name(op.op, op.fn.args), fast or functools.partial(op.fn.forward, ns)
-            )
+            forward = functools.partial(forward_of, op.fn, ns) if low else functools.partial(op.fn.forward, ns)
+            f = names.shared[key] = names.global_name(_callable_name(op.op, op.fn.args), fast or forward)
     operands = ", ".join([x.name if x.__class__ is Buffer else names.operand(x) for x in op.inputs])
     return f"{b.name} = {f}({operands})", comment
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.composite import FusedFunction
+from ..engine.function import forward_of
 from .records import Buffer, OpRecord
 
 #: Records with effects outside the program: never removed, never merged.
@@ -102,7 +103,7 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
             if any(isinstance(x, Buffer) for x in op.inputs):
                 b = op.outputs[0]
                 vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]
-                b.array = op.fn.forward(b.dev.ops, *vals)
+                b.array = forward_of(op.fn, b.dev.ops, *vals)
                 if not hasattr(b.array, "shape"):  # NumPy's 0-d results are scalars
                     b.array = b.dev.asarray(b.array, dtype=b.dtype)
                 b.kind = "const"

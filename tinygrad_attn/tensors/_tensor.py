@@ -19,8 +19,10 @@ import numpy as np
 
 from .. import ops
 from ..engine import arguments as _arguments
+from ..engine import autocast as _autocast
 from ..engine import layout as _layout
 from ..engine.backward import backward
+from ..engine.bfloat16 import BFLOAT16 as _BFLOAT16
 from ..engine.declare import public
 from ..engine.function import (
     BackwardNode,
@@ -167,6 +169,12 @@ class _HookHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def _refuse_bfloat16_for_numpy() -> None:
+    """PyTorch's error for ``numpy()`` of a bfloat16 tensor (NumPy has no bfloat16 of its own);
+    ``.float().numpy()`` gives the values, each exact in float32."""
+    raise TypeError("Got unsupported ScalarType BFloat16 (numpy() of a bfloat16 tensor; use .float().numpy())")
 
 
 class Tensor:
@@ -524,6 +532,8 @@ class Tensor:
                 "Use tensor.detach().numpy() instead."
             )
         data = self._data
+        if data.dtype is _BFLOAT16:
+            _refuse_bfloat16_for_numpy()
         if data.__class__ is np.ndarray and data.flags.writeable:  # (force: still the memory, as PyTorch's)
             check_host_read(self, "numpy")
             share_with_numpy(data)
@@ -597,6 +607,8 @@ class Tensor:
             )
         if self._data.__class__ is FreedArray or self._dev.meta:
             self._read("__array__")  # (raises, saying when the values were freed or that there are none)
+        if self._data.dtype is _BFLOAT16:
+            _refuse_bfloat16_for_numpy()
         arr = self._dev.to_host(self._data)
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
@@ -668,7 +680,7 @@ class Tensor:
 
     def astype(self, dtype: Any) -> Tensor:
         """A copy in ``dtype``; gradients flow between floating dtypes."""
-        dt = np.dtype(dtype)
+        dt = torch_dtype(dtype)  # (its kind: bfloat16's NumPy one is not 'f')
         if dt == self.dtype:
             return self
         if self.dtype.kind == "c" and dt.kind != "c":  # (PyTorch's: the real parts, with its warning)
@@ -799,6 +811,8 @@ class Tensor:
     def __matmul__(self, other: Any) -> Tensor:
         if not isinstance(other, Tensor):  # (Python's TypeError, as PyTorch: @ takes no numbers)
             return NotImplemented
+        if _autocast.BLOCK[0] is not None:  # (``@`` is matmul to PyTorch's CPU autocast)
+            (self, other), _ = _autocast.cast_arguments("matmul", (self, other), {})
         return ops.Matmul.apply(*_matmul_operands(self, other))
 
     def __rmatmul__(self, other: Any) -> Tensor:

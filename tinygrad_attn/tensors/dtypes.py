@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..engine import declare as _declare
+from ..engine.bfloat16 import BFLOAT16 as _BFLOAT16
+from ..engine.bfloat16 import INSTALL_HINT as _BFLOAT16_HINT
 
 
 class dtype:  # noqa: N801 - PyTorch's name
@@ -37,7 +39,7 @@ class dtype:  # noqa: N801 - PyTorch's name
         self = object.__new__(cls)
         self.dtype, self.kind, self.name, self.itemsize, self.char, self.type = (
             d,
-            d.kind,
+            "f" if d is _BFLOAT16 else d.kind,  # (NumPy files ml_dtypes' bfloat16 under 'V')
             d.name,
             d.itemsize,
             d.char,
@@ -97,14 +99,17 @@ class dtype:  # noqa: N801 - PyTorch's name
 
     def to_complex(self) -> dtype:
         return torch_dtype(
-            {"float16": "complex64", "float32": "complex64", "float64": "complex128"}.get(self.name, self.name)
+            {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}.get(
+                self.name, self.name
+            )
         )
 
 
 class _UnheldDtype(dtype):
-    """A PyTorch dtype this library cannot hold (NumPy has none such), so that code naming it
-    runs (``{"bfloat16": torch.bfloat16}[name]``, ``x.dtype == torch.bfloat16``) while a tensor
-    asked of it is refused with a ``TypeError`` that says so: wherever its NumPy dtype is read."""
+    """A PyTorch dtype this library cannot hold (``bfloat16`` without the ``ml_dtypes`` package),
+    so that code naming it runs (``{"bfloat16": torch.bfloat16}[name]``, ``x.dtype == torch.bfloat16``)
+    while a tensor asked of it is refused with a ``TypeError`` that says so and what to install:
+    wherever its NumPy dtype is read."""
 
     __slots__ = ()
 
@@ -116,8 +121,8 @@ class _UnheldDtype(dtype):
         return self
 
     def refuse(self) -> None:
-        raise TypeError(f"the dtype {self} is not supported: NumPy (and so this library) has no {self.name}; "
-                        "use torch.float16 (.half()) or torch.float32 (.float())")  # fmt: skip
+        raise TypeError(f"the dtype {self} is not supported: NumPy has no {self.name} of its own; install it with "
+                        f"{_BFLOAT16_HINT}, or use torch.float16 (.half()) or torch.float32 (.float())")  # fmt: skip
 
     @property
     def dtype(self) -> Any:  # type: ignore[override]  # (what NumPy reads: the refusal)
@@ -171,8 +176,8 @@ complex64 = torch_dtype("complex64")
 complex128 = torch_dtype("complex128")
 bool = torch_dtype(np.bool_)  # noqa: A001 - PyTorch's name
 
-
-bfloat16 = _UnheldDtype._named("bfloat16", 2)
+# (a real dtype where ml_dtypes is installed; a name whose tensors are refused where it is not)
+bfloat16 = torch_dtype(_BFLOAT16) if _BFLOAT16 is not None else _UnheldDtype._named("bfloat16", 2)
 
 # PyTorch's second names for the same dtypes.
 half = float16
@@ -218,13 +223,13 @@ def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
     """PyTorch's ``can_cast``: whether an op may write a result of dtype ``from_`` into a tensor
     of dtype ``to`` (within a category or up, never down: no float into an integer tensor,
     no integer into a bool one)."""
-    return _CATEGORY[np.dtype(from_).kind] <= _CATEGORY[np.dtype(to).kind]
+    return _CATEGORY[torch_dtype(from_).kind] <= _CATEGORY[torch_dtype(to).kind]
 
 
 # PyTorch's names of the dtypes, which its error messages use ("... not implemented for 'Float'")
 _SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                 "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
                 "complex128": "ComplexDouble"}  # fmt: skip
 
 
@@ -277,6 +282,12 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
         if d.kind not in _CATEGORY:  # (strings, objects: data no tensor holds)
             raise TypeError(f"promote_types: no tensor holds values of the NumPy dtype {d.dtype} (got {a} and {b})")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if a is bfloat16 or b is bfloat16:  # (NumPy has no rule for it: PyTorch's table)
+        other = b if a is bfloat16 else a
+        if ca != cb:
+            return a if ca > cb else b
+        # (float16 with bfloat16: float32, the smallest float holding both; a complex one: complex64 at least)
+        return float32 if other is float16 else other
     if {a.kind, b.kind} == {"f", "c"}:  # (complex wide enough for both: float64 with complex64 is complex128)
         return torch_dtype(np.promote_types(a.dtype, b.dtype))
     if ca != cb:
@@ -354,7 +365,8 @@ def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
 
 #: the NumPy dtypes a tensor holds (PyTorch's: no objects, strings, dates or long doubles)
 _HELD = frozenset(np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
-                                         "uint64", "float16", "float32", "float64", "complex64", "complex128"))  # fmt: skip
+                                         "uint64", "float16", "float32", "float64", "complex64", "complex128")) | (
+    frozenset() if _BFLOAT16 is None else {_BFLOAT16})  # fmt: skip
 
 
 def unheld_array_error(dt: np.dtype, op: str = "tensor") -> TypeError | None:
@@ -396,7 +408,11 @@ class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
-        if type.__class__ is _UnheldDtype and type.name in _UNHELD_FINFO:
+        if (
+            type is not None
+            and getattr(type, "name", None) in _UNHELD_FINFO
+            and (type.__class__ is _UnheldDtype or torch_dtype(type) is bfloat16)
+        ):
             f = _UNHELD_FINFO[type.name]
             self.bits, self.dtype = f["bits"], type.name
             self.eps, self.max, self.min = f["eps"], f["max"], -f["max"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.bfloat16 import BFLOAT16, kind_of
 from ..engine.warn import warn as _user_warn
 from . import dtypes as _dtypes
 from .dtypes import get_default_dtype
@@ -31,7 +32,9 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 # NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
 # (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
-_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
+_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128")) | (
+    frozenset() if BFLOAT16 is None else {type(BFLOAT16)}
+)
 
 
 def float_dtype_of(dt: Any) -> np.dtype:
@@ -40,12 +43,12 @@ def float_dtype_of(dt: Any) -> np.dtype:
     (float32 unless :func:`~.dtypes.set_default_dtype` changed it), as ``torch.tensor(2).exp()``
     (NumPy would compute them in float64)."""
     dt = np.dtype(dt)
-    return dt if dt.kind in "fc" else get_default_dtype()
+    return dt if kind_of(dt) in "fc" else get_default_dtype()
 
 
 def as_float(t: Tensor) -> Tensor:
     """``t`` for a float op: bools and integers in :func:`float_dtype_of`'s dtype."""
-    return t if t.dtype.kind in "fc" else t.astype(get_default_dtype())
+    return t if t.dtype.kind in "fc" else t.astype(get_default_dtype())  # (the library's dtype: bfloat16's is 'f')
 
 
 _as_float = as_float

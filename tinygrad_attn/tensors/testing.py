@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
+from .dtypes import finfo, torch_dtype
 
 __all__ = ["assert_close", "make_tensor", "assert_allclose"]
 
 #: (rtol, atol) by dtype, PyTorch's defaults: integers and bool compare exactly
-_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
                "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}  # fmt: skip
 
 
@@ -50,7 +51,7 @@ def _fail(msg: Any, default: str, path: str) -> None:
 
 
 def _host(x: Any) -> np.ndarray:
-    return x.detach().numpy() if isinstance(x, Tensor) else np.asarray(x)
+    return x._read("assert_close") if isinstance(x, Tensor) else np.asarray(x)  # (not numpy(): bfloat16 has none)
 
 
 def _compare_arrays(actual: Any, expected: Any, rtol: float | None, atol: float | None, equal_nan: bool,
@@ -190,7 +191,7 @@ def _bounds(dt: np.dtype, low: Any, high: Any) -> tuple[Any, Any]:
         info = np.iinfo(dt)
         lowest, highest, d_low, d_high = int(info.min), int(info.max) + (dt != np.int64), -9, 10
     else:
-        info = np.finfo(dt)
+        info = finfo(dt)  # (PyTorch's limits: NumPy's finfo has no bfloat16)
         lowest, highest, d_low, d_high = float(info.min), float(info.max), -9, 9
     low = d_low if low is None else low
     high = d_high if high is None else high
@@ -218,7 +219,7 @@ def make_tensor(*shape: int | Sequence[int], dtype: Any, device: Any, low: float
     if len(shape) == 1 and isinstance(shape[0], Sequence):
         shape = tuple(shape[0])
     dims = tuple(int(s) for s in shape)  # type: ignore[arg-type]
-    dt = np.dtype(dtype)
+    dt = torch_dtype(dtype)  # (its kind: bfloat16's NumPy one is not 'f')
     if noncontiguous and memory_format is not None:
         raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
                          f"noncontiguous={noncontiguous} and memory_format={memory_format}")  # fmt: skip
@@ -241,7 +242,7 @@ def make_tensor(*shape: int | Sequence[int], dtype: Any, device: Any, low: float
     if noncontiguous:
         out = out[..., 1::2]
     if exclude_zero:
-        tiny = 1 if dt.kind in "biu" else float(np.finfo(dt).tiny)
+        tiny = 1 if dt.kind in "biu" else float(finfo(dt).tiny)
         out = out.masked_fill(out == 0, tiny)
     if dt.kind in "fc":
         out = out.detach().requires_grad_(requires_grad)
@@ -251,6 +252,6 @@ def make_tensor(*shape: int | Sequence[int], dtype: Any, device: Any, low: float
 def _uniform(t: Tensor, low: float, high: float) -> Tensor:
     """``t`` filled uniformly from ``[low, high)``; a range wider than the dtype's largest
     number is drawn at half the size and doubled, so it never overflows."""
-    if high - low >= float(np.finfo(t.dtype).max):
+    if high - low >= float(finfo(t.dtype).max):
         return t.uniform_(low / 2, high / 2) * 2
     return t.uniform_(low, high)

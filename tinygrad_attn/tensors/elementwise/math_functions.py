@@ -30,7 +30,7 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, SignBit
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, fill_value_in, finfo, result_type, scalar_type_name
 from ..factories.creation import ones_like
 from ..promotion import as_float, bitwise_operands, float_dtype_of, promoted_operands
 from ..reduce.tensor_reduce import sqrt_of_variance, var
@@ -330,7 +330,7 @@ def nan_to_num(
         from .complex_numbers import complex_  # noqa: PLC0415 - a sibling built on this module's functions
 
         return complex_(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
-    info = np.finfo(x.dtype)
+    info = finfo(x.dtype)  # (PyTorch's limits: NumPy's finfo has no bfloat16)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
     nan = 0.0 if nan is None else float(nan)  # (None: PyTorch's default, as for posinf and neginf)

@@ -693,12 +693,12 @@ def _set_grad_dtype(self, dtype: Any) -> None:
 
 
 @public(function=False, method=True)
-def bfloat16(self, memory_format: Any = None) -> Tensor:
-    """PyTorch's conversion to bfloat16, which NumPy (and so this library) has no dtype for."""
-    raise TypeError(
-        f"bfloat16: the dtype bfloat16 is not supported (NumPy has no bfloat16; tensor of shape {tuple(self.shape)}, "
-        f"{self.dtype}); use .half() (float16) or .float()"
-    )
+def bfloat16(self, *, memory_format: Any = None) -> Tensor:
+    """PyTorch's conversion to bfloat16 (rounded to nearest even), on the CPU: NumPy's bfloat16 is the
+    ``ml_dtypes`` package's (``pip install tinygrad_attn[bfloat16]``); without it a ``TypeError`` says so."""
+    if memory_format is None:
+        return self.astype(_dtypes.bfloat16)
+    return self.to(_dtypes.bfloat16, memory_format=memory_format)
 
 
 @public(function=False, method=True)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.arguments import index_value, ints, missing, refuse
+from ...engine.bfloat16 import kind_of
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function, InvalidArgumentError
 from ...engine.layout import contiguous_format, preserve_format, relaid, strides_for
@@ -531,7 +532,11 @@ def _evenly_spaced_host(start: Any, end: Any, steps: int, dt: np.dtype) -> np.nd
     """PyTorch's linspace values: the first half ``start + step * i``, the second ``end - step * (steps
     - 1 - i)``, each one fused multiply-add in the output's float type (integers: their bounds truncated,
     the arithmetic in float64, the result truncated). The fused rounding is taken in a wider type (float64
-    for float32; the host's long double for float64)."""
+    for float32; the host's long double for float64). float16 and bfloat16: C++'s arithmetic of their
+    types, which rounds each step (the integers converted to the type first), as PyTorch's scalar loop
+    (its vectorised loop, from a SIMD register's width of steps on, starts each register at its own base)."""
+    if dt.itemsize == 2 and kind_of(dt) == "f":
+        return _evenly_spaced_low(start, end, steps, dt)
     if dt.kind == "f":
         wt, lo, hi = dt, dt.type(start), dt.type(end)
     else:
@@ -545,6 +550,25 @@ def _evenly_spaced_host(start: Any, end: Any, steps: int, dt: np.dtype) -> np.nd
     with np.errstate(invalid="ignore", over="ignore"):
         vals = np.where(i < steps // 2, wide(lo) + wide(step) * i, wide(hi) - wide(step) * (steps - 1 - i))
         return vals.astype(wt).astype(dt)
+
+
+def _evenly_spaced_low(start: Any, end: Any, steps: int, dt: np.dtype) -> np.ndarray:
+    """:func:`_evenly_spaced_host` for a 2-byte float ``dt``: each operation of PyTorch's scalar loop
+    computed in float32 and rounded to ``dt`` (``c10::Half``'s and ``c10::BFloat16``'s operators)."""
+    single = np.float32
+
+    def rounded(v: Any) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(v).astype(dt).astype(single)  # (a Python number rounded once, from float64)
+
+    lo, hi = rounded(start), rounded(end)
+    if steps == 1:
+        return lo.reshape(1).astype(dt)
+    step = rounded(rounded(hi - lo) / rounded(max(steps - 1, 1)))
+    i = np.arange(steps)
+    first = rounded(lo + rounded(step * rounded(i)))
+    second = rounded(hi - rounded(step * rounded(steps - 1 - i)))
+    return np.where(i < steps // 2, first, second).astype(dt)
 
 
 @public
@@ -710,8 +734,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     as ``torch.multinomial``: int64, PyTorch's numbers for a seed, on ``input``'s device."""
     if num_samples <= 0:
         raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (num_samples={num_samples})")
-    probs = input.detach().numpy()
-    if probs.dtype.kind != "f":
+    probs = input._read("multinomial")  # (not numpy(): bfloat16 has none)
+    if input.dtype.kind != "f":
         raise RuntimeError(f"multinomial: needs a floating-point tensor of weights, got {probs.dtype}")
     rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
     if probs.ndim not in (1, 2) or (rows < 0).any() or not np.isfinite(rows).all():
@@ -797,7 +821,7 @@ def bernoulli(input: Tensor, p: float = _NO_P, *, generator: Any = None) -> Tens
     if p is not _NO_P:
         return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
     check_dtype("bernoulli", input, "floating")  # (the probabilities must be floats)
-    probs = input.detach().numpy()
+    probs = input._read("bernoulli")  # (not numpy(): bfloat16 has none)
     if probs.size and not ((probs >= 0) & (probs <= 1)).all():  # (NaN is no probability either)
         raise RuntimeError("bernoulli: expected every probability of input to be in [0, 1]")
     draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)

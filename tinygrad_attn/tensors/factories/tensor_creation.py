@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.bfloat16 import kind_of
 from ...engine.declare import public
 from ...engine.switches import _State, tracing
 from ...random import draw, generator_for
@@ -57,7 +58,7 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
         z = ViewAsComplex.apply(part).clone()
         z.name = name
         return z.requires_grad_(True) if requires_grad else z
-    if dt.kind != "f":
+    if kind_of(dt) != "f":
         raise UnsupportedDtypeError(
             f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"
         )

@@ -198,7 +198,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         raise UnsupportedDtypeError(
             f"\"bernoulli_tensor_cpu_p_\" not implemented for '{scalar_type_name(p.dtype)}' (bernoulli_: p must be floating)"
         )
-    prob = p.detach().numpy()
+    prob = p._read("bernoulli")  # (not numpy(): bfloat16 has none)
     if np.any((prob < 0) | (prob > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
     try:

@@ -693,7 +693,7 @@ def hash_tensor(input: Tensor, dim: Any = (), *, keepdim: bool = False, mode: in
         if x.shape[a] == 0:
             raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
     a = _host(x)
-    wide = a.astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64)
+    wide = a.astype(np.float64) if x.dtype.kind == "f" else a.astype(np.int64)  # (the library's kind: bfloat16 is 'f')
     out = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axes, keepdims=keepdim) if axes else wide.view(np.uint64)
     return _on(x, np.asarray(out, dtype=np.uint64))
 
