@@ -279,6 +279,31 @@ def forward_in_float32(fn: Function, ns: Any, datas: Sequence[Any]) -> Any:
     return _rounded(type(fn).forward, fn, ns, datas, BFLOAT16)
 
 
+#: The half-precision NumPy dtypes (float16, and bfloat16 where ml_dtypes gives it), by dtype
+_HALVES: dict[Any, Any] = {np.dtype(np.float16): np.dtype(np.float16)}
+if BFLOAT16 is not None:
+    _HALVES[BFLOAT16] = BFLOAT16
+
+
+def _half_with_number(fn: Function, ns: Any, a: Any, b: Any) -> Any:
+    """``fn``'s forward of a float16 or bfloat16 array and a Python number as PyTorch's CPU kernels compute
+    it: the number read at float32 (``number_in_float32``: mul, div) or rounded to the array's dtype (the
+    rest), the op in float32, the result rounded once."""
+    low = _HALVES[(a if a.__class__ is _NDARRAY else b).dtype]
+
+    def number(v: Any) -> Any:
+        if fn.number_in_float32 or v.__class__ is not float:
+            return v
+        with np.errstate(over="ignore"):
+            return float(np.asarray(v).astype(low))  # (the number in the array's dtype, then read at float32)
+
+    a = number(a) if a.__class__ in _NUMBER_TYPES else a
+    b = number(b) if b.__class__ in _NUMBER_TYPES else b
+    if not fn.computes_in_float32 or fn.view:
+        return fn.forward(ns, a, b)
+    return _rounded(type(fn).forward, fn, ns, (a, b), low)
+
+
 def forward_of(fn: Function, ns: Any, *datas: Any) -> Any:
     """``fn``'s forward of ``datas`` as ``Function.apply`` computes it (bfloat16 ones in float32:
     :data:`COMPUTED_IN_FLOAT32`), for a traced program's replay, which calls forwards on arrays."""
@@ -398,6 +423,11 @@ class Function:
     #: Whether a bfloat16 op computes in float32, rounded at its end (:data:`COMPUTED_IN_FLOAT32`);
     #: False for the casts (a view, whose result is its input's memory, never does).
     computes_in_float32 = True
+    # Whether a Python number operand of a float16 or bfloat16 array is read at float32 (PyTorch's mul and div
+    # kernels read it as their "opmath" scalar: x * 0.1 multiplies by float32(0.1)); the other ops round it
+    # to the array's dtype first, PyTorch's wrapped-number rule (x + 0.1 adds float16(0.1)). Either way the
+    # op computes in float32 and rounds once.
+    number_in_float32 = False
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -480,16 +510,19 @@ class Function:
                     out_data = fn.forward(ns, a)
             elif n == 2:
                 a, b = datas
-                if numbers:  # a number as the device computes with it fastest (saved as given)
-                    if b.__class__ in _NUMBER_TYPES:
-                        b = ns.scalar(b, a)
-                    elif a.__class__ in _NUMBER_TYPES:
-                        a = ns.scalar(a, b)
-                first = a if a.__class__ is _NDARRAY else b
-                if first.__class__ is _NDARRAY and first.dtype is BFLOAT16:
-                    out_data = forward_in_float32(fn, ns, (a, b))
+                if numbers and _HALVES.get(getattr(a if a.__class__ is _NDARRAY else b, "dtype", None)) is not None:
+                    out_data = _half_with_number(fn, ns, a, b)  # (float16, bfloat16: PyTorch's rule of the number)
                 else:
-                    out_data = fn.forward(ns, a, b)
+                    if numbers:  # a number as the device computes with it fastest (saved as given)
+                        if b.__class__ in _NUMBER_TYPES:
+                            b = ns.scalar(b, a)
+                        elif a.__class__ in _NUMBER_TYPES:
+                            a = ns.scalar(a, b)
+                    first = a if a.__class__ is _NDARRAY else b
+                    if first.__class__ is _NDARRAY and first.dtype is BFLOAT16:
+                        out_data = forward_in_float32(fn, ns, (a, b))
+                    else:
+                        out_data = fn.forward(ns, a, b)
             elif BFLOAT16 is not None and any(map(is_bfloat16, datas)):
                 out_data = forward_in_float32(fn, ns, datas)
             else:

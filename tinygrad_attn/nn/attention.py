@@ -99,6 +99,10 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
         out, weights = F._attention_reference(qh, kh, vh, 1.0 / math.sqrt(hd) if hd else 1.0,
                                               _bias_of(mask, is_causal, qh, kh), None, dropout_p, weights=True)  # fmt: skip
         return merged(out), weights if need_weights else None
+    if mask is not None and (mask.ndim if isinstance(mask, Tensor) else np.ndim(mask)) < 2:
+        # (a mask of the keys alone, which broadcasts here; PyTorch's scaled_dot_product_attention reads (..., Tq, Tk))
+        mask = _as_mask(mask, qh, "scaled_dot_product_attention")
+        mask = mask.reshape((1,) * (2 - mask.ndim) + tuple(mask.shape))
     if is_causal and mask is not None:  # (scaled_dot_product_attention takes one of them: the triangle joins the mask)
         mask = _as_mask(mask, qh, "scaled_dot_product_attention")
         tri = Tensor(np.tri(qh.shape[-2], kh.shape[-2], 0, dtype=bool), device=qh.device)

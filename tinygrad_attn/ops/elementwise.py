@@ -84,6 +84,7 @@ class Sub(Function):
 
 
 class Mul(Function):
+    number_in_float32 = True  # (PyTorch reads a number operand of a half array at float32)
     __slots__ = ()
     primitive = True
     elementwise = "{0} * {1}"
@@ -109,6 +110,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    number_in_float32 = True  # (PyTorch reads a number operand of a half array at float32)
     __slots__ = ()
     primitive = True
     elementwise = "{0} / {1}"
