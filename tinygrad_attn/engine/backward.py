@@ -569,6 +569,9 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     (read-only), ``.grad`` becomes the sum in new memory. A tensor ``g`` (``create_graph``)
     is added as recorded ops, into a new ``.grad``, as PyTorch's grad-mode branch does."""
     T = _function.Tensor
+    if isinstance(g, _function.SparseData) or (t._grad is not None and isinstance(t._grad._data, _function.SparseData)):
+        _add_sparse_into_grad(t, g)
+        return
     if g.__class__ is not T:
         if t._grad is None:
             if g.__class__ in _NUMPY_SCALARS:
@@ -593,6 +596,19 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
         return
     # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
     t._grad = _function.TENSOR_NS.copy(g) if t._grad is None else t._grad + g
+
+
+def _add_sparse_into_grad(t: Tensor, g: Any) -> None:
+    """A sparse gradient (or one into a sparse ``.grad``): a sparse ``.grad`` holding both shares
+    (their indices concatenated, uncoalesced, as PyTorch's), or dense where either is."""
+    from ..tensors.sparse import SparseTensor  # noqa: PLC0415 - (the tensors import the engine)
+
+    T = _function.Tensor
+    if g.__class__ is T:
+        g = g._data
+    old = None if t._grad is None else t._grad._data
+    total = g if old is None else old + g
+    t._grad = (SparseTensor if isinstance(total, _function.SparseData) else T)._wrap(total, t._dev)
 
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False,
