@@ -601,9 +601,7 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
 def _gradient_tensor(g: Any, dev: Any) -> Tensor:
     """A gradient array as the tensor handed out: a sparse one (``SparseData``) as a sparse tensor."""
     if isinstance(g, _function.SparseData):
-        from ..tensors.sparse import SparseTensor  # noqa: PLC0415 - (the tensors import the engine)
-
-        return SparseTensor._wrap(g, dev)
+        return g.tensor_class._wrap(g, dev)
     return _function.Tensor._wrap(g, dev)
 
 

@@ -284,16 +284,19 @@ def _conjugate(ns: Any, x: Any) -> Any:
 
 class SparseData:
     """The base of a sparse tensor's data (``tensors/sparse.py``'s COO), which the backward pass
-    accumulates as a sparse gradient."""
+    accumulates as a sparse gradient; ``tensor_class`` is the tensor class that holds it."""
 
     __slots__ = ()
+    tensor_class: Any = None
 
 
 def _refuse_layout(cls: Any, t: Any) -> None:
-    """PyTorch's error for an op without a kernel for a sparse operand."""
-    from ..tensors.sparse import refuse_op  # noqa: PLC0415 - (tensors import the engine)
-
-    refuse_op(cls, t)
+    """PyTorch's error for an op without a kernel for a sparse operand, named as ATen's (``aten::exp``)."""
+    backend = "SparseCUDA" if t._dev.public.type == "cuda" else "SparseCPU"
+    raise NotImplementedError(
+        f"Could not run 'aten::{cls.op_name_of()}' with arguments from the '{backend}' backend. This could be "
+        f"because the operator doesn't exist for this backend (a sparse tensor of shape {tuple(t.shape)})"
+    )
 
 
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:

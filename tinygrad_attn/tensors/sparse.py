@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import public
-from ..engine.function import Function, SparseData
+from ..engine.function import Function, SparseData, grad_fn_name
 from ..runtime.backend import Device, get_device
 from ._tensor import Tensor
 from .dtypes import get_default_dtype
@@ -192,13 +192,11 @@ class SparseTensor(Tensor):
         pad = " " * len("tensor(indices=")
         ind = ind.replace("\n", "\n" + pad)
         vr = vr.replace("\n", "\n" + " " * len("       values="))
-        tail = [f"size={self.shape_tuple()}", f"nnz={c.nnz}"]
+        tail = [f"size={tuple(self.shape)}", f"nnz={c.nnz}"]
         if self.dtype != get_default_dtype():
             tail.append(f"dtype=torch.{self.dtype.name}")
         tail.append("layout=torch.sparse_coo")
         if self._ctx is not None:
-            from ..engine.function import grad_fn_name  # noqa: PLC0415
-
             extra = f",\n       grad_fn=<{grad_fn_name(self._ctx)}>"
         elif self.requires_grad:
             extra = ",\n       requires_grad=True"
@@ -207,9 +205,6 @@ class SparseTensor(Tensor):
         return f"tensor(indices={ind},\n       values={vr},\n       {', '.join(tail)}{extra})"
 
     __str__ = __repr__
-
-    def shape_tuple(self) -> tuple:
-        return tuple(self._data.shape)
 
     def numpy(self, *, force: bool = False) -> Any:
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
@@ -275,11 +270,11 @@ class SparseTensor(Tensor):
                 dtype = a
             elif isinstance(a, str) or a.__class__.__name__ == "device":
                 if get_device(a) is not self._dev:
-                    raise NotImplementedError(f"to: moving a sparse tensor of shape {self.shape_tuple()} between "
+                    raise NotImplementedError(f"to: moving a sparse tensor of shape {tuple(self.shape)} between "
                                               "devices is not supported here")  # fmt: skip
         dev = kwargs.get("device")
         if dev is not None and get_device(dev) is not self._dev:
-            raise NotImplementedError(f"to: moving a sparse tensor of shape {self.shape_tuple()} between devices is "
+            raise NotImplementedError(f"to: moving a sparse tensor of shape {tuple(self.shape)} between devices is "
                                       "not supported here")  # fmt: skip
         if dtype is None or np.dtype(dtype) == self._data.dtype:
             return self
@@ -304,22 +299,22 @@ class SparseTensor(Tensor):
         return self._data.ndim
 
     def __add__(self, other: Any) -> Any:
-        return add(self, other)
+        return _add(self, other)
 
     def __radd__(self, other: Any) -> Any:
-        if isinstance(other, Tensor):
-            return other._data.__class__ is not COO and _dense_plus_sparse(other, self)
+        if isinstance(other, Tensor):  # (dense + sparse: dense, as PyTorch's)
+            return other + self.to_dense()
         return NotImplemented
 
     def __sub__(self, other: Any) -> Any:
-        return add(self, other * -1 if isinstance(other, SparseTensor) else -other)
+        return _add(self, other * -1 if isinstance(other, SparseTensor) else -other)
 
     def __mul__(self, other: Any) -> Any:
         if isinstance(other, Tensor):
             if other.ndim == 0 and not isinstance(other, SparseTensor):
                 other = other.item()
             else:
-                raise NotImplementedError(f"mul: a sparse tensor of shape {self.shape_tuple()} times a tensor of "
+                raise NotImplementedError(f"mul: a sparse tensor of shape {tuple(self.shape)} times a tensor of "
                                           f"shape {tuple(other.shape)} is not supported here")  # fmt: skip
         return _sparse(_Scale.apply(self, args=other))
 
@@ -332,13 +327,13 @@ class SparseTensor(Tensor):
         return self * -1
 
     def __matmul__(self, other: Any) -> Tensor:
-        return mm(self, other)
+        return sparse_mm(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         _refuse_dense_sparse("aten::mm", self)
 
     def mm(self, other: Any) -> Tensor:
-        return mm(self, other)
+        return sparse_mm(self, other)
 
     matmul = mm
 
@@ -366,6 +361,9 @@ def _rebuild(indices: Any, values: Any, shape: tuple, coalesced: bool) -> Sparse
     return _sparse(_Build.apply(Tensor(values), args=(np.asarray(indices, dtype=np.int64), shape, coalesced)))
 
 
+COO.tensor_class = SparseTensor
+
+
 def _sparse(t: Tensor) -> SparseTensor:
     """The result of an op whose data is a :class:`COO`, as a SparseTensor."""
     t.__class__ = SparseTensor
@@ -380,12 +378,6 @@ def _refuse_dense_sparse(name: str, t: Tensor) -> Any:
 
 def _backend(t: Tensor) -> str:
     return "CUDA" if t._dev.public.type == "cuda" else "CPU"
-
-
-def refuse_op(fn: Any, t: Tensor) -> Any:
-    """PyTorch's error for an op that has no sparse kernel, named as ATen's (``aten::exp``)."""
-    name = fn.op_name_of() if hasattr(fn, "op_name_of") else str(fn)
-    _refuse_dense_sparse(f"aten::{name}", t)
 
 
 # -- the ops -----------------------------------------------------------------------------------------
@@ -635,11 +627,7 @@ def _to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = Non
     return _sparse(_ToSparse.apply(self, args=sparse_dim))
 
 
-def _dense_plus_sparse(d: Tensor, s: SparseTensor) -> Tensor:
-    return d + s.to_dense()
-
-
-def add(a: SparseTensor, b: Any, alpha: float = 1) -> Any:
+def _add(a: SparseTensor, b: Any, alpha: float = 1) -> Any:
     """``sparse + sparse`` (indices concatenated, uncoalesced, as PyTorch's); ``sparse + dense`` is
     PyTorch's RuntimeError."""
     if isinstance(b, SparseTensor):
@@ -657,7 +645,7 @@ def add(a: SparseTensor, b: Any, alpha: float = 1) -> Any:
     return NotImplemented
 
 
-def mm(s: Any, d: Any) -> Tensor:
+def sparse_mm(s: Any, d: Any) -> Tensor:
     """``s @ d`` of a sparse COO matrix ``(n, k)`` and a dense ``(k, m)``: a dense ``(n, m)``."""
     if not isinstance(s, SparseTensor):
         if isinstance(d, SparseTensor):
@@ -702,7 +690,7 @@ def sparse_sum(s: Any, dim: Any = None, dtype: Any = None) -> Any:
 @public
 def spmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     """``torch.spmm``: a sparse COO matrix times a dense one (:func:`mm`)."""
-    return mm(input, mat2)
+    return sparse_mm(input, mat2)
 
 
 def legacy_sparse_constructor(dtype: Any) -> Any:
@@ -738,14 +726,10 @@ class _EmbeddingSparse(_SparseOp):
         return (COO(flat[None, :], vals, tuple(w.shape), False, ns.device),)
 
 
-def is_sparse_grad(g: Any) -> bool:
-    return isinstance(g, SparseTensor)
-
-
 #: ``tga.sparse``: PyTorch's ``torch.sparse`` functions
 sparse = types.ModuleType("tinygrad_attn.sparse", "torch.sparse's COO functions: mm, sum, FloatTensor, ...")
-sparse.mm = mm
-sparse.spmm = mm
+sparse.mm = sparse_mm
+sparse.spmm = sparse_mm
 sparse.sum = sparse_sum
 sparse.FloatTensor = legacy_sparse_constructor(np.float32)
 sparse.DoubleTensor = legacy_sparse_constructor(np.float64)
