@@ -264,21 +264,27 @@ class SparseTensor(Tensor):
         return _sparse(_Transpose.apply(self))
 
     def to(self, *args: Any, **kwargs: Any) -> SparseTensor:
-        dtype = kwargs.get("dtype")
+        """Another dtype (an op, with its gradient) or device (the indices and values copied there)."""
+        dtype, where = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, (type, np.dtype)) or a.__class__.__name__ == "dtype":
                 dtype = a
             elif isinstance(a, str) or a.__class__.__name__ == "device":
-                if get_device(a) is not self._dev:
-                    raise NotImplementedError(f"to: moving a sparse tensor of shape {tuple(self.shape)} between "
-                                              "devices is not supported here")  # fmt: skip
-        dev = kwargs.get("device")
-        if dev is not None and get_device(dev) is not self._dev:
-            raise NotImplementedError(f"to: moving a sparse tensor of shape {tuple(self.shape)} between devices is "
-                                      "not supported here")  # fmt: skip
-        if dtype is None or np.dtype(dtype) == self._data.dtype:
-            return self
-        return _sparse(_Cast.apply(self, args=self._dev.dtype(dtype)))
+                where = a
+        out = self
+        if where is not None and (dev := get_device(where)) is not self._dev:
+            c, host = self._data, self._dev.to_host
+            moved = COO(dev.asarray(host(c.indices)), dev.asarray(host(c.values)), c.shape, c.coalesced, dev)
+            out = SparseTensor._wrap(moved, dev)
+        if dtype is None or np.dtype(dtype) == out._data.dtype:
+            return out
+        return _sparse(_Cast.apply(out, args=out._dev.dtype(dtype)))
+
+    def cpu(self, *args: Any, **kwargs: Any) -> SparseTensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, *args: Any, **kwargs: Any) -> SparseTensor:
+        return self.to("cuda" if device is None else device if isinstance(device, str) else f"cuda:{device}")
 
     def double(self) -> SparseTensor:
         return self.to(np.float64)
@@ -287,8 +293,7 @@ class SparseTensor(Tensor):
         return self.to(np.float32)
 
     def detach(self) -> SparseTensor:
-        out = SparseTensor._wrap(self._data, self._dev)
-        return out
+        return SparseTensor._wrap(self._data, self._dev)
 
     def clone(self, *args: Any, **kwargs: Any) -> SparseTensor:
         c = self._data
