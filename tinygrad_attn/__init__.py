@@ -99,6 +99,7 @@ from .tensors.mutation import augmented_assignment, inplace_variants, out_argume
 from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
 from .tensors.shape import shape_functions, tensor_shape, view_copies  # noqa: F401
+from .tensors.sparse import sparse, sparse_coo
 from .tensors.storage import TypedStorage, UntypedStorage
 from .tensors.tensor_functions import *  # noqa: F403
 
@@ -122,6 +123,7 @@ def install_methods() -> list[str]:
 # ``tga.special`` (``torch.special``): the functions declared with a ``special=`` name, no module of its own
 special = _sys.modules[f"{__name__}.special"] = _types.ModuleType(f"{__name__}.special", "PyTorch's torch.special.")
 special.__all__ = []
+_sys.modules[f"{__name__}.sparse"] = sparse
 _DECLARED = install_methods()
 tensor_protocols.install_binary_operators(Tensor)
 
@@ -240,6 +242,8 @@ __all__ = [
     "slogdet",
     "layout",
     "strided",
+    "sparse",
+    "sparse_coo",
     "save",
     "load",
     "set_num_threads",

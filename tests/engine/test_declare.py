@@ -189,6 +189,9 @@ NOT_OPS |= {"as_strided_", "as_subclass", "binomial", "is_inference", "is_set_to
             "to_dlpack", "view_as_complex_copy", "view_as_real_copy", "is_storage"}  # fmt: skip
 # (the memory's storage objects: against PyTorch in tests/tensor/test_memory_members_torch.py)
 NOT_OPS |= {"storage", "untyped_storage"}
+# (the sparse COO layout's constructor and product: against PyTorch, and against finite differences, in
+# tests/tensor/test_sparse_coo_torch.py)
+NOT_OPS |= {"sparse_coo_tensor", "spmm", "to_sparse"}
 
 
 def test_every_declared_op_is_checked_against_pytorch():

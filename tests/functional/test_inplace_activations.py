@@ -214,8 +214,11 @@ def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch():
         (out * out).sum().backward()
         (tout * tout).sum().backward()
         np.testing.assert_allclose(w.grad.detach().numpy(), tw.grad.detach().numpy(), rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="sparse"):
-        F.embedding(Tensor(ids), Tensor(w0), sparse=True)
+    w, tw = Tensor(w0.copy(), requires_grad=True), torch.tensor(w0.copy(), requires_grad=True)
+    (F.embedding(Tensor(ids), w, sparse=True) ** 2).sum().backward()
+    (torch.nn.functional.embedding(torch.tensor(ids), tw, sparse=True) ** 2).sum().backward()
+    assert w.grad.is_sparse and tw.grad.is_sparse  # (a sparse gradient, one row per id)
+    np.testing.assert_allclose(w.grad.to_dense().numpy(), tw.grad.to_dense().numpy(), rtol=1e-12)
 
 
 def test_embedding_module_takes_pytorchs_arguments():

@@ -34,10 +34,7 @@ STR_VALUES = {"padding_mode": ["reflect", "replicate", "circular"], "reduction":
               "nonlinearity": ["relu"], "approximate": ["tanh"], "activation": ["gelu"],
               "mode": ["sum", "max", "bilinear", "nearest", "linear"]}  # fmt: skip
 
-KNOWN = {
-    "Embedding(sparse=True)": "sparse gradients (a sparse layout) are not part of this library: Embedding refuses "
-    "sparse=True with a NotImplementedError that says so",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _alternatives(name: str, default: Any) -> list[Any]:

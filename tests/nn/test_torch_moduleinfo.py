@@ -106,7 +106,9 @@ def _leaves(x: Any) -> list[Any]:
 
 
 def _array(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+    if t.is_sparse:  # (a sparse gradient, Embedding(sparse=True)'s: its values, written out)
+        t = t.to_dense()
+    return t.detach().numpy()
 
 
 # ---------------------------------------------------------------------------------------------

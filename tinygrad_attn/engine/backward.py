@@ -430,7 +430,7 @@ def _as_tensor(g: Any, t: Tensor, tensors: bool) -> Any:
         return g
     if g.__class__ is SliceGradient:
         g = g.dense()
-    return _function.Tensor._wrap(g, t._dev)
+    return _gradient_tensor(g, t._dev)
 
 
 def _node_prehooks(hooks: dict, g: Any, t: Tensor, tensors: bool) -> Any:
@@ -529,7 +529,7 @@ def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
         tracer.gradient_hook(t)
     T = _function.Tensor
     for hook in list(hooks):
-        r = hook(g if tensors else T._wrap(g, t._dev))
+        r = hook(g if tensors else _gradient_tensor(g, t._dev))
         if r is None:
             continue
         if not isinstance(r, T):
@@ -578,6 +578,9 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     (read-only), ``.grad`` becomes the sum in new memory. A tensor ``g`` (``create_graph``)
     is added as recorded ops, into a new ``.grad``, as PyTorch's grad-mode branch does."""
     T = _function.Tensor
+    if isinstance(g, _function.SparseData) or (t._grad is not None and isinstance(t._grad._data, _function.SparseData)):
+        _add_sparse_into_grad(t, g)
+        return
     if g.__class__ is not T:
         if t._grad is None:
             if g.__class__ in _NUMPY_SCALARS:
@@ -602,6 +605,22 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
         return
     # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
     t._grad = _function.TENSOR_NS.copy(g) if t._grad is None else t._grad + g
+
+
+def _gradient_tensor(g: Any, dev: Any) -> Tensor:
+    """A gradient array as the tensor handed out: a sparse one (``SparseData``) as a sparse tensor."""
+    if isinstance(g, _function.SparseData):
+        return g.tensor_class._wrap(g, dev)
+    return _function.Tensor._wrap(g, dev)
+
+
+def _add_sparse_into_grad(t: Tensor, g: Any) -> None:
+    """A sparse gradient (or one into a sparse ``.grad``): a sparse ``.grad`` holding both shares
+    (their indices concatenated, uncoalesced, as PyTorch's), or dense where either is."""
+    if isinstance(g, _function.Tensor):
+        g = g._data
+    old = None if t._grad is None else t._grad._data
+    t._grad = _gradient_tensor(g if old is None else old + g, t._dev)
 
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False,
@@ -699,7 +718,7 @@ def grad(
         else:
             if not create_graph and g.__class__ in _NUMPY_SCALARS:
                 g = _as_ndarray(g)
-            result.append(g if create_graph else _function.Tensor._wrap(g, t._dev))
+            result.append(g if create_graph else _gradient_tensor(g, t._dev))
     return tuple(result)
 
 

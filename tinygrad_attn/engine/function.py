@@ -360,6 +360,23 @@ def _conjugate(ns: Any, x: Any) -> Any:
     return ns.apply(COMPLEX_PARTS["conj"], x)
 
 
+class SparseData:
+    """The base of a sparse tensor's data (``tensors/sparse.py``'s COO), which the backward pass
+    accumulates as a sparse gradient; ``tensor_class`` is the tensor class that holds it."""
+
+    __slots__ = ()
+    tensor_class: Any = None
+
+
+def _refuse_layout(cls: Any, t: Any) -> None:
+    """PyTorch's error for an op without a kernel for a sparse operand, named as ATen's (``aten::exp``)."""
+    backend = "SparseCUDA" if t._dev.public.type == "cuda" else "SparseCPU"
+    raise NotImplementedError(
+        f"Could not run 'aten::{cls.op_name_of()}' with arguments from the '{backend}' backend. This could be "
+        f"because the operator doesn't exist for this backend (a sparse tensor of shape {tuple(t.shape)})"
+    )
+
+
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
@@ -406,6 +423,8 @@ class Function:
     __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "_state", "without_grad",
                  "__weakref__")  # fmt: skip
     differentiable = True
+    #: Whether the op takes a sparse tensor (``tensors/sparse.py``); every other op refuses one
+    takes_sparse = False
     keep: tuple[int, ...] | str | None = None
     reads_output = True
     reads_values = True
@@ -475,8 +494,11 @@ class Function:
             datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
             for t in inputs:
                 if isinstance(t, Tensor):
-                    if t.__class__ is not Tensor and t._subclass_results and result_class is Tensor:
-                        result_class = t.__class__  # (a user's subclass: PyTorch's results are of it)
+                    if t.__class__ is not Tensor:
+                        if t._refuses_ops and not cls.takes_sparse:  # (a sparse tensor: its own ops only)
+                            _refuse_layout(cls, t)
+                        if t._subclass_results and result_class is Tensor:
+                            result_class = t.__class__  # (a user's subclass: PyTorch's results are of it)
                     if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase:
                         if c.view or c.rebases:
                             _replay_view(t)

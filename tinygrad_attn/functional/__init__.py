@@ -1160,16 +1160,13 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch;
     ``max_norm`` first scales each looked-up row of ``weight`` whose ``norm_type``-norm
     exceeds it down to it, in place; ``scale_grad_by_freq`` divides each row's gradient by
-    how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
+    how often the batch names it. ``sparse=True``: the gradient of ``weight`` is a sparse COO tensor
+    (one row per id, as PyTorch's).
 
     Ids must lie in ``[0, num)``: a negative id is out of range, as in PyTorch (eager raises
     ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.jit.trace`` or
     ``tga.compile`` the ids are an input of the program and a replay does not check them.
     """
-    if sparse:
-        raise UnsupportedModeError("embedding: sparse=True (PyTorch's gradient is then a sparse_coo tensor, and sparse "
-                                   "layouts are not supported here); use sparse=False, whose dense gradient holds the "
-                                   "same values")  # fmt: skip
     if isinstance(input, Tensor) and input.dtype not in (np.int64, np.int32):
         name = _SCALAR_NAMES.get(np.dtype(input.dtype).name, str(input.dtype))
         raise InvalidArgumentError(f"embedding: Expected tensor for argument #1 'indices' to have one of the following "
@@ -1199,6 +1196,16 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if host.size and (host.min() < 0 or host.max() >= n):
         bad = host.min() if host.min() < 0 else host.max()
         raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
+    if sparse and weight.requires_grad:
+        if max_norm is not None or scale_grad_by_freq:
+            raise UnsupportedModeError(
+                "embedding: sparse=True with max_norm or scale_grad_by_freq is not supported here"
+            )
+        if padding_idx is not None and not -n <= padding_idx < n:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for a weight of {n} rows")
+        from ..tensors.sparse import embedding_grad  # noqa: PLC0415 - (the sparse module imports functional's users)
+
+        return embedding_grad(weight, weight._dev.asarray(host.astype(np.int64)), padding_idx)
     if isinstance(input, Tensor) and input.dtype.kind in "iu":
         ids = _as_operand("embedding", input, weight, "input")
     else:  # lists and float tensors of whole numbers: the checked host copy

@@ -112,8 +112,6 @@ class Embedding(Module):
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         num, dim = num_embeddings, embedding_dim
-        if sparse:
-            raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported; use sparse=False")
         self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (
             max_norm,
             norm_type,
@@ -163,9 +161,9 @@ class Embedding(Module):
             raise InvalidArgumentError(f"Embedding({self.num}, {self.dim}): Expected tensor for argument #1 'indices' "
                                        f"to have one of the following scalar types: Long, Int; but got input of dtype "
                                        f"{input.dtype} and shape {tuple(input.shape)}")  # fmt: skip
-        if self.max_norm is not None or self.scale_grad_by_freq:
+        if self.max_norm is not None or self.scale_grad_by_freq or self.sparse:
             return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                               self.scale_grad_by_freq)  # fmt: skip
+                               self.scale_grad_by_freq, self.sparse)  # fmt: skip
         if tracing() and isinstance(input, Tensor):  # input an input of the traced program
             return F.embedding(input, self.weight, self.padding_idx)
         host = host_integers(input, "Embedding")
@@ -190,6 +188,8 @@ class Embedding(Module):
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq is not False:
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s
 
 

@@ -50,3 +50,9 @@ class Adagrad(Optimizer):
         acc = state["sum"]
         acc._data = acc._data + grad * grad
         return w - clr * (grad / (ns.sqrt(acc._data) + eps))
+
+    def _check_sparse(self, p: Tensor, group: dict[str, Any]) -> None:
+        """A sparse gradient updates the sum and the parameter at its rows only, as the dense update
+        of zeros elsewhere does; weight decay is PyTorch's error."""
+        if float(group["weight_decay"]):
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")

@@ -43,6 +43,9 @@ class Adam(Optimizer):
         """Whether weight decay scales the parameter (AdamW) rather than adding to the gradient."""
         return bool(group.get("decoupled_weight_decay", self.decoupled))
 
+    def _check_sparse(self, p: Tensor, group: dict[str, Any]) -> None:
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         ns = p._dev.ops
         # Python floats: a NumPy float64 scalar would promote float32 arrays to float64.

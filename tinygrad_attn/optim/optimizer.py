@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..engine.function import SparseData
 from ..engine.quiet import FP_STATE, QUIET
 from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import _memory_root, bump_roots, bump_versions
@@ -187,8 +188,13 @@ class Optimizer:
         the update as one such line per param group."""
         group = self.param_groups[group]
         ps = group["params"]
+        sparse = [p for p in ps if p._grad is not None and isinstance(p._grad._data, SparseData)]
+        if sparse:  # (a sparse gradient: the optimizers that take one, each parameter by itself)
+            for p in sparse:
+                self._check_sparse(p, group)
         if (
-            type(self)._flat_update is not Optimizer._flat_update
+            not sparse
+            and type(self)._flat_update is not Optimizer._flat_update
             and group.get("foreach") is not False
             and len(set(map(id, ps))) == len(ps)  # (a parameter listed twice is stepped twice, one by one)
         ):
@@ -201,6 +207,8 @@ class Optimizer:
                     continue
                 self._check_grad(p, g)
                 gd = g._data
+                if isinstance(gd, SparseData):
+                    gd = self._sparse_grad(p, gd, group)
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
                 if group.get("maximize"):
@@ -209,6 +217,16 @@ class Optimizer:
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
+
+    def _check_sparse(self, p: Tensor, group: dict[str, Any]) -> None:
+        """PyTorch's refusal of a sparse gradient (``nn.Embedding(sparse=True)``'s), for an optimizer
+        that takes none; those that take one (SGD, Adagrad, SparseAdam) override it."""
+        raise RuntimeError(f"{self._name} does not support sparse gradients")
+
+    def _sparse_grad(self, p: Tensor, grad: Any, group: dict[str, Any]) -> Any:
+        """The gradient ``_update`` gets for a sparse one: written out dense (zeros elsewhere, which
+        SGD's and Adagrad's updates leave as PyTorch's sparse updates leave them)."""
+        return grad.dense()
 
     def _writes(self, group: dict[str, Any]) -> int:
         """How many in-place writes PyTorch's step makes to each parameter it updates, which

@@ -76,6 +76,12 @@ class SGD(Optimizer):
             d = d + mu * buf._data if group["nesterov"] else buf._data
         return p._data - lr * d
 
+    def _check_sparse(self, p: Tensor, group: dict[str, Any]) -> None:
+        """A sparse gradient steps as a dense one of zeros elsewhere (PyTorch's sparse ``add_``);
+        with weight decay it is PyTorch's error (``grad.add(p)`` of a sparse gradient)."""
+        if float(group["weight_decay"]):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
     # -- the same update over a whole bucket at once (see Optimizer._step_flat) ----------
     def _flat_key(self, state: dict[str, Any]) -> Any:
         return "momentum_buffer" in state

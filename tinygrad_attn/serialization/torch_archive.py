@@ -39,6 +39,7 @@ from ..engine.warn import warn as _user_warn
 from ..runtime.backend import Device, device, get_device
 from ..tensors._tensor import Size, Tensor
 from ..tensors.dtypes import torch_dtype
+from ..tensors.elementwise.tensor_torch import strided
 
 # -- dtypes -------------------------------------------------------------------------------
 #: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16's NumPy dtype is
@@ -267,8 +268,30 @@ if BFLOAT16 is None:
 
 
 def lazy_globals() -> dict[str, Any]:
-    """The names that need the nn package (imported on first load, not at import)."""
-    return {"torch.nn.parameter.Parameter": _parameter_class()}
+    """The names that need the nn package or the sparse tensors (imported on first load, not at import)."""
+    return {"torch.nn.parameter.Parameter": _parameter_class(), "torch._utils._rebuild_sparse_tensor":
+            rebuild_sparse_tensor, "torch.serialization._get_layout": _get_layout}  # fmt: skip
+
+
+def _get_layout(name: str) -> Any:
+    """PyTorch's ``torch.serialization._get_layout``: a layout by its printed name."""
+    from ..tensors import sparse  # noqa: PLC0415
+
+    known = {"torch.sparse_coo": sparse.sparse_coo, "torch.strided": strided}
+    if name not in known:
+        raise NotImplementedError(f"load: the layout {name} is not supported here")
+    return known[name]
+
+
+def rebuild_sparse_tensor(layout: Any, data: tuple) -> Any:
+    """PyTorch's ``torch._utils._rebuild_sparse_tensor``: a COO tensor from its indices, values, size
+    (and coalesced flag)."""
+    from ..tensors import sparse  # noqa: PLC0415
+
+    if layout is not sparse.sparse_coo:
+        raise NotImplementedError(f"load: a sparse tensor of layout {layout} is not supported here (only sparse_coo)")
+    indices, values, size, *flag = data
+    return sparse.sparse_coo_tensor(indices, values, size, is_coalesced=bool(flag and flag[0]))
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -387,6 +410,11 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, Tensor):
+            if obj.layout is not strided:  # (a sparse COO tensor, as PyTorch pickles it)
+                c = obj._data
+                parts = (Tensor._wrap(c.indices, obj._dev), Tensor._wrap(c.values, obj._dev))
+                return (_Global.of("torch._utils", "_rebuild_sparse_tensor"),
+                        (obj.layout, (*parts, Size(c.shape), bool(c.coalesced))))  # fmt: skip
             if isinstance(obj, _parameter_class()):
                 return (_Global.of("torch._utils", "_rebuild_parameter"),
                         (_PlainTensor(obj), bool(obj.requires_grad), OrderedDict()))  # fmt: skip
@@ -395,6 +423,8 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
             return self._plain(obj.tensor)
         if isinstance(obj, device):
             return (_Global.of("torch", "device"), (str(obj),))
+        if isinstance(obj, type(strided)):  # (a layout, by its name, as PyTorch pickles it)
+            return (_Global.of("torch.serialization", "_get_layout"), (repr(obj),))
         if type(obj) is Size:  # under PyTorch's name: allowed by weights_only loads, PyTorch's included
             return (_Global.of("torch", "Size"), (tuple(obj),))
         return NotImplemented

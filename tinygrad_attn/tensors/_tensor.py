@@ -208,6 +208,8 @@ class Tensor:
     # Whether an op's result is of this class when an input is (PyTorch's default ``__torch_function__``
     # converts results to a user's subclass; Parameter, Buffer and ``.data`` disable it: results are Tensors).
     _subclass_results = True
+    # Whether ops refuse this tensor as an operand unless they take its layout (a sparse tensor's)
+    _refuses_ops = False
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
     def __init__(

@@ -1,7 +1,7 @@
 """Tensor's members about its memory and kind that PyTorch code reads, with PyTorch's answers for
 a dense tensor on a CPU without CUDA: the ``is_sparse is_nested is_quantized is_mkldnn
-is_xpu is_mps is_ipu is_maia is_mtia is_vulkan is_xla`` flags (all False here: no tensor is of
-those layouts or devices), ``is_meta`` (a tensor of the meta device), ``is_pinned()`` / ``pin_memory()`` (PyTorch's RuntimeError: no
+is_xpu is_mps is_ipu is_maia is_mtia is_vulkan is_xla`` flags (False for a dense tensor; a sparse
+COO tensor, ``tensors/sparse.py``, answers ``is_sparse`` itself), ``is_meta`` (a tensor of the meta device), ``is_pinned()`` / ``pin_memory()`` (PyTorch's RuntimeError: no
 accelerator to pin for), ``is_shared()`` / ``share_memory_()`` (a mark on the memory, seen by
 every view of it), ``dim_order()``, ``const_data_ptr()``, ``new_empty_strided`` and ``adjoint``.
 

@@ -448,7 +448,8 @@ def _rounded(x: Tensor, op: str) -> bool:
 
 # -- PyTorch's attributes and legacy helpers of a tensor -------------------------------------
 class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
-    """How a tensor's elements lie in memory; every tensor here is :data:`strided` (dense)."""
+    """How a tensor's elements lie in memory: :data:`strided` (dense), or ``tga.sparse_coo`` for a
+    sparse COO tensor (``tensors/sparse.py``)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -457,7 +458,7 @@ class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
         return f"torch.{self._name}"  # (as a dtype prints: a printed program reads as PyTorch's)
 
 
-#: the one layout of this library's tensors (``torch.strided``)
+#: the layout of dense tensors (``torch.strided``)
 strided = layout("strided")
 
 
