@@ -20,6 +20,7 @@ import numpy as np
 from .. import ops
 from ..engine import arguments as _arguments
 from ..engine import layout as _layout
+from ..engine import overrides as _overrides
 from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import (
@@ -169,6 +170,21 @@ class _HookHandle:
         self.remove()
 
 
+def _as_class(result: Any, cls: type) -> Any:
+    """``result`` with its tensors of class ``cls`` (PyTorch's ``_convert`` of ``__torch_function__``): the
+    same tensors, their class changed, so that their history stays theirs."""
+    if isinstance(result, Tensor):
+        if not isinstance(result, cls) and cls._subclass_results:
+            try:
+                result.__class__ = cls
+            except TypeError:  # (a class of another layout: __slots__ of its own)
+                pass
+        return result
+    if result.__class__ in (tuple, list):
+        return result.__class__(_as_class(r, cls) for r in result)
+    return result
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -201,6 +217,20 @@ class Tensor:
     # converts results to a user's subclass; Parameter, Buffer and ``.data`` disable it: results are Tensors).
     _subclass_results = True
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: tuple, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """PyTorch's default (``engine.overrides``): ``func`` run with the dispatch of subclasses off, its
+        tensors given back as ``cls`` (``NotImplemented`` when a class of ``types`` is not one of ``cls``'s)."""
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _overrides.DisableTorchFunctionSubclass():
+            return _as_class(func(*args, **(kwargs or {})), cls)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # (a subclass that overrides __torch_function__: its methods are dispatched, engine.overrides)
+        super().__init_subclass__(**kwargs)
+        _overrides.subclass_made(cls)
 
     def __init__(
         self,
