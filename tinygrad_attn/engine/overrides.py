@@ -49,7 +49,9 @@ _OFF = [0, 0]
 #: the public free functions, by id: name (filled as :func:`dispatching` wraps them)
 _PUBLIC: dict[int, Any] = {}
 _WRAPPERS: dict[str, Any] = {}  # (each method's one wrapper, shared by the classes that have it)
-_OWNER: list[Any] = [None]  # (the Tensor class, whose methods those are)
+_OWNER: list[Any] = [
+    None
+]  # (the Tensor class, whose methods those are: registered by the package, see register_methods)
 #: the names of the Tensor methods :func:`dispatch_methods` puts behind the check, and their own functions
 _METHODS: dict[str, Any] = {}
 
@@ -62,7 +64,7 @@ def _disabled_torch_function_impl(func: Callable, types: Any, args: tuple = (), 
 
 
 def _default() -> Any:
-    from .function import Tensor  # noqa: PLC0415 - (registered by the tensor module)
+    Tensor = _OWNER[0]  # noqa: N806
 
     return Tensor.__dict__["__torch_function__"].__func__
 
@@ -89,7 +91,7 @@ def _relevant(args: tuple, kwargs: dict) -> Iterable[Any]:
 def _get_overloaded_args(relevant_args: Iterable[Any]) -> list[Any]:
     """PyTorch's order of the arguments whose classes take part: one argument per class, a subclass
     before its superclass, else left to right (a plain tensor and a Parameter take no part)."""
-    from .function import Tensor  # noqa: PLC0415
+    Tensor = _OWNER[0]  # noqa: N806
 
     seen: set[type] = set()
     out: list[Any] = []
@@ -264,7 +266,7 @@ class TorchFunctionMode:
         raise NotImplementedError
 
     def __enter__(self) -> TorchFunctionMode:
-        from .function import Tensor  # noqa: PLC0415
+        Tensor = _OWNER[0]  # noqa: N806
 
         if not _MODES:
             dispatch_methods(Tensor)
@@ -272,7 +274,7 @@ class TorchFunctionMode:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from .function import Tensor  # noqa: PLC0415
+        Tensor = _OWNER[0]  # noqa: N806
 
         _MODES.remove(self) if _MODES and _MODES[-1] is not self else _MODES.pop()
         if not _MODES:
@@ -330,14 +332,14 @@ def wrap_torch_function(dispatcher: Callable) -> Callable:
 
 def is_tensor_like(inp: Any) -> bool:
     """Whether ``inp`` is a tensor or of a class with a ``__torch_function__``."""
-    from .function import Tensor  # noqa: PLC0415
+    Tensor = _OWNER[0]  # noqa: N806
 
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
 def is_tensor_method_or_property(func: Callable) -> bool:
     """Whether ``func`` is one of Tensor's methods or properties (a free function is not)."""
-    from .function import Tensor  # noqa: PLC0415
+    Tensor = _OWNER[0]  # noqa: N806
 
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func or func in _METHODS.values()
@@ -348,7 +350,7 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     ``nn.functional``)."""
     import sys  # noqa: PLC0415
 
-    from .function import Tensor  # noqa: PLC0415
+    Tensor = _OWNER[0]  # noqa: N806
 
     package = sys.modules[__name__.split(".")[0]]
     out: dict[Any, list[Callable]] = {package: [], Tensor: list(_METHODS.values())}
