@@ -65,8 +65,7 @@ def _disabled_torch_function_impl(func: Callable, types: Any, args: tuple = (), 
 
 def _default() -> Any:
     Tensor = _OWNER[0]  # noqa: N806
-
-    return Tensor.__dict__["__torch_function__"].__func__
+    return None if Tensor is None else Tensor.__dict__["__torch_function__"].__func__
 
 
 def _overrides(cls: type) -> bool:
@@ -276,7 +275,10 @@ class TorchFunctionMode:
     def __exit__(self, *exc: object) -> None:
         Tensor = _OWNER[0]  # noqa: N806
 
-        _MODES.remove(self) if _MODES and _MODES[-1] is not self else _MODES.pop()
+        if _MODES and _MODES[-1] is self:
+            _MODES.pop()
+        else:  # (left out of order)
+            _MODES.remove(self)
         if not _MODES:
             dispatch_methods(Tensor, on=False)
 
@@ -365,7 +367,8 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
 
 
 def get_ignored_functions() -> set[Callable]:
-    """The public functions that take no part (factories with no tensor argument take part here too: an empty set)."""
+    """The public functions that take no part: none here (every free function is behind the check, the
+    factories too, which PyTorch lists)."""
     return set()
 
 
