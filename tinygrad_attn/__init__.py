@@ -27,6 +27,7 @@ from .autograd import (
 from .autograd.func import vmap
 from .autograd.gradcheck import gradcheck
 from .engine import declare
+from .engine import overrides as _overrides
 from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .linalg import det, inverse, legacy, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -126,6 +127,12 @@ special.__all__ = []
 _sys.modules[f"{__name__}.sparse"] = sparse
 _DECLARED = install_methods()
 tensor_protocols.install_binary_operators(Tensor)
+# (the methods PyTorch dispatches to a __torch_function__: its public ones and the operators; engine.overrides)
+_overrides.register_methods(
+    Tensor,
+    [n for n in Tensor.__dict__ if not n.startswith("_")]
+    + [*tensor_protocols.BINARY_OPERATORS, "__getitem__", "__setitem__", "__neg__", "__pos__", "__abs__", "__invert__"],
+)
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
 # (``float`` here is the dtype ``tga.float``, so they come from math).
@@ -156,6 +163,8 @@ _MODULE_PATHS = {
     "signal.windows": "tensors.factories.windows",
     "testing": "tensors.testing",
     "func": "autograd.func",
+    "overrides": "engine.overrides",
+    "_C": "engine.overrides",  # (torch._C's DisableTorchFunctionSubclass, DisableTorchFunction, _disabled_torch_function_impl)
 }
 
 

@@ -65,6 +65,7 @@ def test_every_in_place_twin_writes_into_the_tensor():
             assert twin.__name__ == name + "_", name
             if d.inplace_function:  # (the twin, or the twin behind the free function's own argument forms: addmv_)
                 free = getattr(tga, name + "_")
+                free = getattr(free, "torch_function_of", free)  # (under the __torch_function__ check)
                 assert free is twin or getattr(free, "__wrapped__", None) is twin, name
 
 
@@ -149,10 +150,12 @@ def test_a_new_declaration_becomes_function_method_and_twin():
     finally:
         DECLARED.clear()
         DECLARED.update(saved)
-    assert namespace["double"] is namespace["twice"] is double is Probe.double is Probe.twice
-    assert namespace["double_"] is Probe.double_ and Probe.twice_ is not None
+    # (the free functions under the __torch_function__ check, one for both names)
+    assert namespace["double"] is namespace["twice"] and namespace["double"].torch_function_of is double
+    assert double is Probe.double is Probe.twice
+    assert namespace["double_"].torch_function_of is Probe.double_ and Probe.twice_ is not None
     assert {"double", "twice", "double_", "twice_"} <= set(names)
-    assert special.doubled is double and "doubled" in special.__all__
+    assert special.doubled is namespace["double"] and "doubled" in special.__all__
 
 
 # Declared names that are not ops with a gradient to check: factories, Tensor's attributes and
@@ -220,8 +223,8 @@ def test_the_functional_namespace_is_its_declarations():
 
     assert F.__all__ == list(declare.FUNCTIONAL) and len(set(F.__all__)) == len(F.__all__)
     for name, d in declare.FUNCTIONAL.items():
-        assert getattr(F, name) is d.fn, name
-        assert tga.nn.functional.__dict__[name] is d.fn
+        assert getattr(F, name).torch_function_of is d.fn, name  # (under the __torch_function__ check)
+        assert tga.nn.functional.__dict__[name] is getattr(F, name)
     lists = []
     for path in sorted((PACKAGE / "functional").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

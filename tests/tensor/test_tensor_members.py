@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
+from tinygrad_attn.engine.declare import one_function
 
 torch = pytest.importorskip("torch")
 
@@ -423,10 +424,10 @@ def test_top_level_spellings_are_the_functional_ones() -> None:
     F = tga.nn.functional
     for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "rms_norm"):
         fn = getattr(tga, name)
-        assert getattr(fn, "checks_input_of", fn) is getattr(F, name)  # (a free function's check of its input)
+        assert one_function(fn) is one_function(getattr(F, name))  # (a free function's check of its input)
     x = tga.tensor(np.random.default_rng(8).standard_normal((2, 3, 5)))
     assert x.hardshrink(0.3).equal(F.hardshrink(x, 0.3))
-    assert tga.Tensor.prelu is F.prelu and tga.Tensor.hardshrink is F.hardshrink  # (their tests are F's)
+    assert tga.Tensor.prelu is one_function(F.prelu) and tga.Tensor.hardshrink is one_function(F.hardshrink)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

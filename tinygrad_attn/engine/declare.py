@@ -42,6 +42,7 @@ import numpy as np
 from .arguments import free_function, typed, without_inplace
 from .autocast import cast_where_autocast
 from .bfloat16 import BFLOAT16
+from .overrides import dispatching
 from .real_only import REAL_ONLY, refusing_complex
 
 
@@ -175,6 +176,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
     ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor). The
     method is ``method_variant(fn, name)``: ``fn`` itself, without the adapter, as PyTorch's methods
     take no ``out=`` (``np.sum(x)`` calls ``x.sum(axis=None, out=None)``, PyTorch's ``TypeError``).
+    Every free function is behind the ``__torch_function__`` check (``engine.overrides.dispatching``);
+    ``Tensor``'s methods are put behind it only where needed (``engine.overrides.dispatch_methods``).
     Returns the free functions' names, for ``__all__``."""
     exported = []
     # one function per declaration, under all its names: PyTorch's out= adapter of it where
@@ -188,9 +191,16 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
         for d in DECLARED.values()
         if input_check is not None and not d.static and (fn := adapted[(i := id(d))]) is d.fn
     }
+    dispatched: dict[int, Any] = {}  # (each public function behind the __torch_function__ check, once)
+
+    def public_fn(fn: Any, n: str) -> Any:
+        if id(fn) not in dispatched:
+            dispatched[id(fn)] = (fn, dispatching(fn, n))
+        return dispatched[id(fn)][1]
+
     for d in {id(d): d for d in (*DECLARED.values(), *METHOD_ONLY.values())}.values():
         for n in d.special:
-            setattr(special, n, adapted[id(d)])
+            setattr(special, n, public_fn(adapted[id(d)], n))
             special.__all__.append(n)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
@@ -201,6 +211,7 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                     namespace[n] = free_function(namespace[n], n)
                 if d.functional:  # (F's inplace flag is not torch.<name>'s)
                     namespace[n] = without_inplace(namespace[n], n)
+                namespace[n] = public_fn(namespace[n], n)
                 exported.append(n)
             if d.method and cls.__dict__.get(n) is not (m := methods[id(d)]):
                 setattr(cls, n, staticmethod(m) if d.static else m)
@@ -218,16 +229,16 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                     twin = _checked_past_0d(accepts(d.inplace_dtypes, name=n + "_")(twin), n)
                 setattr(cls, n + "_", twin)
             if d.inplace_function:  # (the method's deprecated numbers first are not the free function's)
-                namespace[n + "_"] = free_function(getattr(cls, n + "_"), n + "_", like=d.fn)
+                namespace[n + "_"] = public_fn(free_function(getattr(cls, n + "_"), n + "_", like=d.fn), n + "_")
                 exported.append(n + "_")
     return exported
 
 
 def one_function(fn: Any) -> Any:
-    """The declared function under what :func:`install` puts in front of it at a name: the free
-    function's check of its input (``checks_input_of``), PyTorch's ``out=`` adapter (``adapts``), the
+    """The declared function under what :func:`install` puts in front of it at a name: the
+    ``__torch_function__`` check (``torch_function_of``), the free function's check of its input (``checks_input_of``), PyTorch's ``out=`` adapter (``adapts``), the
     method's refusal of ``out=`` (``refuses_out_of``); ``x.mul`` and ``tga.mul`` are one function by it."""
-    for attr in ("checks_input_of", "adapts", "refuses_out_of"):
+    for attr in ("torch_function_of", "checks_input_of", "adapts", "refuses_out_of"):
         fn = getattr(fn, attr, fn)
     return fn
 

@@ -33,6 +33,7 @@ from . import saved as _saved
 from . import switches
 from .bfloat16 import BFLOAT16
 from .layout import of_operands as _laid_out_as_operands
+from .overrides import _OFF as _TORCH_FUNCTION_OFF
 from .quiet import FP_STATE as _FP_STATE
 from .quiet import QUIET as _QUIET
 from .switches import Hook, _State
@@ -498,7 +499,8 @@ class Function:
                         if t._refuses_ops and not cls.takes_sparse:  # (a sparse tensor: its own ops only)
                             _refuse_layout(cls, t)
                         if t._subclass_results and result_class is Tensor:
-                            result_class = t.__class__  # (a user's subclass: PyTorch's results are of it)
+                            if not (_TORCH_FUNCTION_OFF[0] or _TORCH_FUNCTION_OFF[1]):  # (DisableTorchFunction*)
+                                result_class = t.__class__  # (a user's subclass: PyTorch's results are of it)
                     if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase:
                         if c.view or c.rebases:
                             _replay_view(t)

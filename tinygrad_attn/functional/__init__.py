@@ -25,6 +25,7 @@ from ..engine.arguments import missing, refuse
 from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.layout import result_in_format_of, row_major_result
+from ..engine.overrides import dispatching as _dispatching
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
@@ -1466,5 +1467,6 @@ def _import_modules() -> None:
 
 
 _import_modules()
-globals().update({n: d.fn for n, d in _declare.FUNCTIONAL.items()})
+# (each behind the __torch_function__ check, engine.overrides)
+globals().update({n: _dispatching(d.fn, f"nn.functional.{n}") for n, d in _declare.FUNCTIONAL.items()})
 __all__ = list(_declare.FUNCTIONAL)

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ..engine.overrides import _disabled_torch_function_impl
 from ..engine.switches import Scope, _State, active_tracer
 from ..engine.warn import warn as _user_warn
 from ..tensors import dtypes as _dtypes
@@ -41,6 +42,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
     _subclass_results = False  # (an op of a parameter gives a Tensor, as PyTorch's)
+    __torch_function__ = _disabled_torch_function_impl  # (PyTorch's: a parameter takes part in no dispatch)
 
     def __init__(self, data: Any = None, requires_grad: bool = True, *, dtype: Any = None, device: Any = None,
                  name: str | None = None) -> None:  # fmt: skip

@@ -21,6 +21,7 @@ from .. import ops
 from ..engine import arguments as _arguments
 from ..engine import autocast as _autocast
 from ..engine import layout as _layout
+from ..engine import overrides as _overrides
 from ..engine.backward import backward
 from ..engine.bfloat16 import BFLOAT16 as _BFLOAT16
 from ..engine.declare import public
@@ -177,6 +178,21 @@ def _refuse_bfloat16_for_numpy() -> None:
     raise TypeError("Got unsupported ScalarType BFloat16 (numpy() of a bfloat16 tensor; use .float().numpy())")
 
 
+def _as_class(result: Any, cls: type) -> Any:
+    """``result`` with its tensors of class ``cls`` (PyTorch's ``_convert`` of ``__torch_function__``): the
+    same tensors, their class changed, so that their history stays theirs."""
+    if isinstance(result, Tensor):
+        if not isinstance(result, cls) and cls._subclass_results:
+            try:
+                result.__class__ = cls
+            except TypeError:  # (a class of another layout: __slots__ of its own)
+                pass
+        return result
+    if result.__class__ in (tuple, list):
+        return result.__class__(_as_class(r, cls) for r in result)
+    return result
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -211,6 +227,20 @@ class Tensor:
     # Whether ops refuse this tensor as an operand unless they take its layout (a sparse tensor's)
     _refuses_ops = False
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: tuple, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """PyTorch's default (``engine.overrides``): ``func`` run with the dispatch of subclasses off, its
+        tensors given back as ``cls`` (``NotImplemented`` when a class of ``types`` is not one of ``cls``'s)."""
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _overrides.DisableTorchFunctionSubclass():
+            return _as_class(func(*args, **(kwargs or {})), cls)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # (a subclass that overrides __torch_function__: its methods are dispatched, engine.overrides)
+        super().__init_subclass__(**kwargs)
+        _overrides.subclass_made(cls)
 
     def __init__(
         self,
