@@ -1946,6 +1946,8 @@ _RANDOM_METHODS = {"dropout", "rand", "randn", "bernoulli", "bernoulli_", "norma
                    "exponential_", "geometric_", "cauchy_", "log_normal_", "rand_like", "randn_like"}  # fmt: skip
 _NOT_A_STEP = {"register_hook", "backward", "retain_grad", "share_memory_", "requires_grad_", "pin_memory",
                "from_dlpack"}  # fmt: skip
+# (a result of another layout: tga.compile traces programs of dense tensors only)
+_NOT_A_STEP |= {"to_sparse"}
 
 
 def _tensor_methods():

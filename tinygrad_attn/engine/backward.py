@@ -154,8 +154,7 @@ def run_backward(
                     continue
             if within is not None and not within(fn):  # (a tracer's: a node made before the trace)
                 continue
-            # Apply: the node's backward gives each input its share.
-            out = t._data
+            out = t._data  # Apply: the node's backward gives each input its share.
             big = out.size >= free_min  # (g has its shape)
             if slow or g is None or fn.saved is None or fn.seq < last_change or (big and overwrite):
                 gs = p.apply(fn, t, g, out, big)
@@ -166,8 +165,7 @@ def run_backward(
             del g
             if not retain_graph:  # memory: what forward kept goes; the structure stays for pictures
                 fn.saved, fn.ctx = _function.kept_after_backward(fn), None
-            # Accumulate: each input's share joins its gradient.
-            i = -1
+            i = -1  # Accumulate: each input's share joins its gradient.
             for inp in fn.inputs:  # (an index, not zip: zip costs more than the rest of this loop)
                 i += 1
                 if not isinstance(inp, T):
@@ -186,8 +184,7 @@ def run_backward(
                 else:
                     p.add_share(inp, gi)
             gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
-            # Memory: t's values go when only the graph holds t (references: one per consumer
-            # edge, t here, getrefcount's argument).
+            # Memory: t's values go when only the graph holds t (references: one per consumer edge, t, the call's)
             if big and free and out.__class__ is not FreedArray and getrefcount(t) <= edges + 2:
                 t._data = FreedArray(out)
             del out

@@ -305,6 +305,26 @@ def _half_with_number(fn: Function, ns: Any, a: Any, b: Any) -> Any:
     return _rounded(type(fn).forward, fn, ns, (a, b), low)
 
 
+def _forward_with_number(fn: Function, ns: Any, a: Any, b: Any) -> Any:
+    """``fn``'s forward of an array and a Python number: a float16 or bfloat16 array by PyTorch's rule of
+    the number (:func:`_half_with_number`), another with the number as the device computes with it fastest
+    (``ns.scalar``; the node saves it as given)."""
+    first = a if a.__class__ is _NDARRAY else b
+    if _HALVES.get(getattr(first, "dtype", None)) is not None:
+        return _half_with_number(fn, ns, a, b)
+    if b.__class__ in _NUMBER_TYPES:
+        b = ns.scalar(b, a)
+    elif a.__class__ in _NUMBER_TYPES:
+        a = ns.scalar(a, b)
+    return fn.forward(ns, a, b)
+
+
+def _give_back_uses(inputs: Sequence[Any]) -> None:
+    for t in inputs:
+        if isinstance(t, Tensor) and t._requires_grad:
+            t._uses -= 1
+
+
 def forward_of(fn: Function, ns: Any, *datas: Any) -> Any:
     """``fn``'s forward of ``datas`` as ``Function.apply`` computes it (bfloat16 ones in float32:
     :data:`COMPUTED_IN_FLOAT32`), for a traced program's replay, which calls forwards on arrays."""
@@ -471,8 +491,7 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
-        # Every op runs through here, so it is written for speed: locals, slot writes,
-        # no helper calls on the common path.
+        # Every op runs through here, so it is written for speed: locals, slot writes, few helper calls.
         fn = _new(cls)
         fn.args = args
         fn.ctx = None  # forward may set it
@@ -519,10 +538,8 @@ class Function:
         ns = dev.ops
         quiet = _FP_STATE.set(_QUIET)  # (PyTorch computes log(0) without a warning: engine/quiet.py)
         try:
-            # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
-            # arithmetic of a small op.
-            # (bfloat16 computes in float32: COMPUTED_IN_FLOAT32; an op's first array decides, so
-            # that float32 pays one check: operands are promoted to one dtype before they get here)
+            # Spelled out for one and two inputs (a call with ``*datas`` costs more than a small op); bfloat16 in
+            # float32 (COMPUTED_IN_FLOAT32: the first array decides, operands are of one dtype by now)
             n = len(datas)
             if dev.meta:  # (no values: a placeholder of the result's shape, dtype and strides, runtime/meta.py)
                 out_data = ns.meta_forward(fn, ns, datas)
@@ -534,23 +551,15 @@ class Function:
                     out_data = fn.forward(ns, a)
             elif n == 2:
                 a, b = datas
-                if numbers and _HALVES.get(getattr(a if a.__class__ is _NDARRAY else b, "dtype", None)) is not None:
-                    out_data = _half_with_number(fn, ns, a, b)  # (float16, bfloat16: PyTorch's rule of the number)
+                if numbers:
+                    out_data = _forward_with_number(fn, ns, a, b)
+                elif a.__class__ is _NDARRAY and a.dtype is BFLOAT16:
+                    out_data = forward_in_float32(fn, ns, datas)
                 else:
-                    if numbers:  # a number as the device computes with it fastest (saved as given)
-                        if b.__class__ in _NUMBER_TYPES:
-                            b = ns.scalar(b, a)
-                        elif a.__class__ in _NUMBER_TYPES:
-                            a = ns.scalar(a, b)
-                    first = a if a.__class__ is _NDARRAY else b
-                    if first.__class__ is _NDARRAY and first.dtype is BFLOAT16:
-                        out_data = forward_in_float32(fn, ns, (a, b))
-                    else:
-                        out_data = fn.forward(ns, a, b)
-            elif BFLOAT16 is not None and any(map(is_bfloat16, datas)):
-                out_data = forward_in_float32(fn, ns, datas)
+                    out_data = fn.forward(ns, a, b)
             else:
-                out_data = fn.forward(ns, *datas)
+                bf16 = BFLOAT16 is not None and any(map(is_bfloat16, datas))
+                out_data = forward_in_float32(fn, ns, datas) if bf16 else fn.forward(ns, *datas)
         except (ValueError, TypeError, IndexError) as e:
             if getattr(e, "names_op", False):  # the op's own message already names it and the shapes
                 raise
@@ -559,14 +568,9 @@ class Function:
             _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
-        elif (
-            cls.laid_out_as is not None
-            and out_data.ndim > 1
-            and (cls.elementwise is None or n - numbers > 1)
-            and not dev.meta  # (a placeholder carries its layout)
-        ):
-            # (NumPy's ufuncs of one array, numbers beside it, keep its layout as PyTorch's do)
-            out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
+        elif cls.laid_out_as is not None and out_data.ndim > 1 and not dev.meta:  # (a placeholder: its own layout)
+            if cls.elementwise is None or n - numbers > 1:  # (NumPy's ufunc of one array and numbers keeps its layout)
+                out_data = _laid_out_as_operands(dev, out_data, datas[cls.laid_out_as])
         out = _new(result_class)
         out._data = out_data
         out._dev = dev
@@ -596,9 +600,7 @@ class Function:
                 fn.without_grad = bool(switches._grad_off_threads) and not _State._grad
                 out._base = fn
             if need:  # nothing was recorded: take back the uses counted above, so they stay exact
-                for t in inputs:
-                    if isinstance(t, Tensor) and t._requires_grad:
-                        t._uses -= 1
+                _give_back_uses(inputs)
         if _State.inference:
             switches.mark_inference(out)
         if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer

@@ -315,7 +315,7 @@ class FeatureAlphaDropout(_DropoutLike):
     _fn = "feature_alpha_dropout"
 
 
-_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+_ACTIVATIONS = ("relu", "gelu")  # (F's functions of these names, read when a block is built: the public objects)
 
 
 class FeedForward(Module):
@@ -336,7 +336,7 @@ class FeedForward(Module):
             if activation not in _ACTIVATIONS:
                 raise ValueError(f"FeedForward: activation must be one of {sorted(_ACTIVATIONS)} or a callable, "
                                  f"got {activation!r}")  # fmt: skip
-            self.activation_name, self.activation = activation, _ACTIVATIONS[activation]
+            self.activation_name, self.activation = activation, getattr(F, activation)
         elif callable(activation):
             self.activation_name = getattr(activation, "__name__", type(activation).__name__)
             self.activation = activation

@@ -25,7 +25,7 @@ from . import init
 from .attention import MultiheadAttention
 from .layers import LayerNorm
 from .module import Module, ModuleList, Parameter, _place
-from .transformer import _ACTIVATIONS, _DecoderLayerBase, _EncoderLayerBase
+from .transformer import _activation, _DecoderLayerBase, _EncoderLayerBase
 
 
 def _clone(module: Module) -> Module:
@@ -123,7 +123,7 @@ class TransformerDecoderLayer(_DecoderLayerBase):
         # as its activation attribute, which then shadows the child: its layers compute relu.
         super().__setstate__(state)
         if isinstance(state.get("activation"), Module):
-            self.__dict__["activation"] = _ACTIVATIONS["relu"]
+            self.__dict__["activation"] = _activation("relu", type(self).__name__)
 
 
 class TransformerEncoder(Module):
@@ -177,7 +177,7 @@ class TransformerEncoder(Module):
 def _fused_kind(layer: Module) -> bool:
     """Whether PyTorch's encoder layer may run as its fused inference kernel: relu or gelu, equal norm eps."""
     act = layer.__dict__.get("activation", getattr(layer, "activation", None))
-    relu_or_gelu = act in (_ACTIVATIONS["relu"], _ACTIVATIONS["gelu"], F.relu, F.gelu) or type(act).__name__ in (
+    relu_or_gelu = act in (F.relu, F.gelu, Tensor.relu, Tensor.gelu) or type(act).__name__ in (
         "ReLU", "GELU")  # fmt: skip
     return relu_or_gelu and layer.norm1.eps == layer.norm2.eps
 
