@@ -388,6 +388,7 @@ def _backend(t: Tensor) -> str:
 # -- the ops -----------------------------------------------------------------------------------------
 class _SparseOp(Function):
     takes_sparse = True
+    computes_in_float32 = False  # (a COO holds its values in their dtype: a bfloat16 one is not widened whole)
 
 
 class _Build(_SparseOp):
