@@ -692,8 +692,6 @@ KNOWN_SLOW: dict[str, str] = {
         "zeta(x, q) at huge x (1e20) with a negative "
         "non-integer q: PyTorch's series gives inf, ours NaN (the terms (q + k)^-x of a negative base)",
     ),
-    "nn.functional.multi_head_attention_forward@float16": "PyTorch's float16 attention path rounds its projections "
-    "and scores in another order: 9 float16 units apart in a few entries",
 }
 
 

@@ -41,7 +41,7 @@ HALF_IN_FLOAT32 = frozenset(
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear "
     "linear addmm addmv baddbmm lerp deg2rad rad2deg log10 log2 logaddexp2 glu huber_loss smooth_l1_loss "
     "binary_cross_entropy renorm std var "
-    "std_mean var_mean adaptive_avg_pool1d adaptive_avg_pool2d avg_pool3d conv1d conv2d conv3d".split()
+    "std_mean var_mean adaptive_avg_pool1d adaptive_avg_pool2d conv1d conv2d conv3d".split()
 )
 
 

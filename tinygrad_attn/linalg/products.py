@@ -162,10 +162,13 @@ def addr(  # noqa: A002
 
     v1 = _tensor(vec1, "addr")
     if v1.dtype.kind == "f" and alpha != 1:  # (PyTorch's kernel scales vec1 first: alpha * vec1 * vec2, each rounded)
-        # (PyTorch's kernel holds alpha and beta in the tensors' dtype, each product rounded to it: as tensors
-        # here, since a number operand of a half tensor is read at float32)
-        scaled = input if beta in (0, 1) or not isinstance(input, Tensor) else input * input.new_tensor(beta)
-        return _plus_product("addr", scaled, outer(v1 * v1.new_tensor(alpha), vec2), 0 if beta == 0 else 1, 1)
+        # (PyTorch's half kernel holds alpha and beta in the tensors' dtype, each product rounded to it: 0-d
+        # tensors of that dtype, since a Python number operand of a half tensor is read at float32)
+        half = v1.dtype.itemsize == 2
+        if half and isinstance(beta, (int, float)) and beta not in (0, 1) and isinstance(input, Tensor):
+            input, beta = input * input.new_tensor(beta), 1  # noqa: A001
+        a = v1.new_tensor(alpha) if half and isinstance(alpha, (int, float)) else alpha
+        return _plus_product("addr", input, outer(v1 * a, vec2), beta, 1)
     return _plus_product("addr", input, outer(v1, vec2), beta, alpha)
 
 
