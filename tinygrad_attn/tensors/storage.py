@@ -18,22 +18,9 @@ import numpy as np
 from ..engine.declare import public
 from ..engine.warn import warn as _user_warn
 from ._tensor import Tensor
+from .elementwise.tensor_torch import _address, memory_root
 
 __all__ = ["TypedStorage", "UntypedStorage"]
-
-
-def _memory(t: Tensor) -> Any:
-    """The array that owns the memory ``t`` views (itself where it owns it), on the host side of an
-    ``array_api_strict`` wrapper."""
-    root = getattr(t._data, "_array", t._data)
-    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
-        root = root.base
-    return root
-
-
-def _address(a: Any) -> int:
-    iface = getattr(a, "__array_interface__", None)
-    return int(iface["data"][0]) if iface is not None else int(a.data.ptr)  # (CuPy: its device pointer)
 
 
 class UntypedStorage:
@@ -129,7 +116,7 @@ class TypedStorage:
 @public(function=False, method=True)
 def untyped_storage(self: Tensor) -> UntypedStorage:
     """The bytes of the memory this tensor views (all of it: a view's is its base's), as PyTorch's."""
-    return UntypedStorage(_memory(self), self.device)
+    return UntypedStorage(memory_root(self), self.device)
 
 
 _warned: list[bool] = []  # (PyTorch warns of TypedStorage once in a process)

@@ -497,10 +497,17 @@ def stride(self, dim: Any = None) -> Any:
 def storage_offset(self) -> int:
     """Where this tensor's first element lies in its memory, in elements from the start of the
     array it views (0 for a tensor that owns its memory; ``x[1:].storage_offset()`` is 1 for a vector)."""
-    a = root = _host_array(self)
+    a = _host_array(self)
+    return (_address(a) - _address(memory_root(self))) // a.itemsize
+
+
+def memory_root(t: Tensor) -> Any:
+    """The array that owns the memory ``t`` views (its own array where it owns it), host side of an
+    ``array_api_strict`` wrapper: what ``storage_offset`` counts from and a storage object shows."""
+    root = _host_array(t)
     while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
         root = root.base
-    return (_address(a) - _address(root)) // a.itemsize
+    return root
 
 
 @public(function=False, method=True)
