@@ -315,7 +315,15 @@ class FeatureAlphaDropout(_DropoutLike):
     _fn = "feature_alpha_dropout"
 
 
-_ACTIVATIONS = ("relu", "gelu")  # (F's functions of these names, read when a block is built: the public objects)
+_ACTIVATIONS = ("relu", "gelu")
+
+
+def named_activation(name: Any, owner: str) -> Callable[[Tensor], Tensor]:
+    """``F``'s function of an activation's name, read when a block is built (the public object, which a
+    pickled model finds again by name); another name is ``owner``'s ValueError."""
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"{owner}: activation must be one of {sorted(_ACTIVATIONS)} or a callable, got {name!r}")
+    return getattr(F, name)
 
 
 class FeedForward(Module):
@@ -333,10 +341,7 @@ class FeedForward(Module):
                  dropout: float = 0.0, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"FeedForward: activation must be one of {sorted(_ACTIVATIONS)} or a callable, "
-                                 f"got {activation!r}")  # fmt: skip
-            self.activation_name, self.activation = activation, getattr(F, activation)
+            self.activation_name, self.activation = activation, named_activation(activation, "FeedForward")
         elif callable(activation):
             self.activation_name = getattr(activation, "__name__", type(activation).__name__)
             self.activation = activation

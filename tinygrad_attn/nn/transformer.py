@@ -17,22 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..tensors._tensor import Tensor
-from .layers import Dropout, LayerNorm, Linear
+from .layers import Dropout, LayerNorm, Linear, named_activation
 from .module import Module
-
-_ACTIVATIONS = ("relu", "gelu")
 
 
 def _activation(activation: str | Callable[[Tensor], Tensor], owner: str) -> Callable[[Tensor], Tensor]:
-    """A layer's activation: a callable as given, a name as ``F``'s function of it (the public object, read
-    when the layer is built, so that a pickled model finds it again by name)."""
-    if callable(activation):
-        return activation
-    if activation not in _ACTIVATIONS:
-        raise ValueError(f"{owner}: activation must be one of {sorted(_ACTIVATIONS)} or a callable, got {activation!r}")
-    from .. import functional as F  # noqa: PLC0415 - (functional is built after this module)
-
-    return getattr(F, activation)
+    """A layer's activation: a callable as given, a name as ``F``'s function of it (``layers.named_activation``)."""
+    return activation if callable(activation) else named_activation(activation, owner)
 
 
 class _EncoderLayerBase(Module):
