@@ -37,7 +37,6 @@ _TOL = {torch.complex64: 2e-5, torch.complex128: 1e-9}
 
 # op id x dtype -> why it differs today
 KNOWN: dict[tuple[str, str], str] = {
-    **{("to_sparse", d): "its result is a sparse COO tensor, which this runner's dense comparison does not read (compared against PyTorch in tests/tensor/test_sparse_coo_torch.py)" for d in ("complex64", "complex128")},
     **{("as_strided.partial_views", d): "the samples' inputs are views into a larger storage, which the runner's "
        "copy of their values does not carry: as_strided reads that storage" for d in ("complex64", "complex128")},
     ('chalf', 'complex64'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',

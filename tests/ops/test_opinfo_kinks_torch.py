@@ -58,7 +58,6 @@ _SINGULAR = "a singular matrix: PyTorch's LU gives NaN where ours gives an infin
 
 #: (op id, kink) -> reason: xfail; strict where the outcome does not depend on the machine's LAPACK
 KNOWN: dict[tuple[str, str], str] = {
-    **{("to_sparse", k): "its result is a sparse COO tensor, which this runner's dense comparison does not read (compared against PyTorch in tests/tensor/test_sparse_coo_torch.py)" for k in ("zeros", "negative zeros", "ties")},
     **{("as_strided_scatter", k): opinfo._AS_STRIDED_SCATTER for k in ("zeros", "negative zeros", "ties",
                                                                         "equal operands")},
     ("logit", "negative zeros"): "PyTorch's kernel is not consistent at -0.0: its vectorised blocks give the gradient "

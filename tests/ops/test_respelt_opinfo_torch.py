@@ -110,13 +110,6 @@ def run_form(op_id: str, form: str, *, n: int = SAMPLES) -> runner.Tally:
 # op id x form -> why it differs today
 KNOWN: dict[tuple[str, str], str] = {
     **{
-        (
-            "to_sparse",
-            f,
-        ): "its result is a sparse COO tensor, which this runner's dense comparison does not read (compared against PyTorch in tests/tensor/test_sparse_coo_torch.py)"
-        for f in ("numpy", "tensor")
-    },
-    **{
         ("as_strided.partial_views", form): "the samples' inputs are views into a larger storage, which the "
         "runner's copy of their values does not carry: as_strided reads that storage"
         for form in ("numpy", "tensor", "sequence")

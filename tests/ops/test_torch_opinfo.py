@@ -313,6 +313,8 @@ def _flat(x: Any) -> list:
 
 
 def _as_numpy(x: Any) -> np.ndarray | Any:
+    if getattr(x, "is_sparse", False):
+        x = x.to_dense()  # (a sparse result is compared by the values it stands for)
     if isinstance(x, torch.Tensor):
         if x._is_zerotensor():  # (autograd's symbolic zero gradient)
             return np.zeros(tuple(x.shape), dtype=str(x.dtype).removeprefix("torch."))
@@ -668,7 +670,6 @@ _AS_STRIDED_SCATTER = (
     "ours is the true one, checked against finite differences (tests/tensor/test_pytorch_names_torch.py)"
 )
 KNOWN: dict[str, str] = {
-    "to_sparse": "its result is a sparse COO tensor, which this runner's dense comparison does not read (compared against PyTorch in tests/tensor/test_sparse_coo_torch.py)",
     "as_strided.partial_views": "the samples' inputs are views into a larger storage, which the runner's copy of "
     "their values does not carry: as_strided reads that storage (tests/tensor/test_memory_members_torch.py "
     "compares as_strided of views against PyTorch)",

@@ -549,8 +549,6 @@ KNOWN_OPINFO: dict[str, str] = {
     "the solve it is written with",
     "addbmm": "PyTorch's bfloat16 kernel rounds in between (addbmm's one addmm per batch entry); ours rounds once: "
     "a bfloat16 unit apart in a few entries (matched for float16 in tests/ops/test_dtype_kernels.py)",
-    "to_sparse": "its result is a sparse COO tensor, which this runner's dense comparison does not read (compared "
-    "against PyTorch in tests/tensor/test_sparse_coo_torch.py)",
     **dict.fromkeys(
         ["nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d"],
         "PyTorch's bfloat16 col2im rounds each overlapping term's sum to bfloat16; ours sums in float32 and "

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..engine.declare import public
 from ..engine.function import Function, SparseData, grad_fn_name
+from ..engine.switches import is_grad_enabled
 from ..runtime.backend import Device, get_device
 from ._tensor import Tensor
 from .dtypes import get_default_dtype
@@ -630,6 +631,9 @@ def _to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout: Any = Non
     dims, rows of the rest)."""
     if layout is not None and layout is not sparse_coo:
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported here (only torch.sparse_coo)")
+    if self.requires_grad and self.is_complex() and is_grad_enabled():
+        # (PyTorch has no complex gradient for this conversion and says so rather than drop the graph)
+        raise RuntimeError("_to_sparse does not support automatic differentiation for outputs with complex dtype.")
     return _sparse(_ToSparse.apply(self, args=sparse_dim))
 
 
