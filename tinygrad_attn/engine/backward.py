@@ -29,6 +29,7 @@ from .function import (
     _as_ndarray,
     replay_if_stale,
 )
+from .kernel_gradients import as_pytorch_records
 from .quiet import FP_STATE, QUIET
 from .switches import _State, active_tracer
 from .versions import _check_versions, as_seen_by
@@ -334,6 +335,8 @@ class _Pass:
             if fn.keep is not None:  # an input whose array was dropped reads as None, as in an ordinary pass
                 seen = [None if a is None and isinstance(i, _function.Tensor) else i for i, a in zip(seen, fn.saved)]
             gs = fn.backward(g, ns, seen, t)
+            if _State.grad_enabled:  # (create_graph: not a trace's pass, which records without a graph)
+                gs = as_pytorch_records(fn, gs)
         elif big and self.overwrite and sys.getrefcount(g) == 3 and _sole_view(g):
             # (references: run_backward's, this call's, getrefcount's argument; a hook that
             # kept g adds one.) Nobody else can see g: the step may write over it.
@@ -365,6 +368,8 @@ class _Pass:
         if self.hook is not None:
             self.hook.before_step(t, g)
         gs = _function.backward_of(fn, g, ns, saved, outv)
+        if tensors and _State.grad_enabled:
+            gs = as_pytorch_records(fn, gs)
         if self.hook is not None:
             self.hook.after_step(fn, gs, ns)
         if not self.retain:
