@@ -596,18 +596,24 @@ def _compare_grads(target: Target, sample: Any) -> str | None:
             )
     except Exception as e:
         return f"raises {type(e).__name__}: {str(e)[:200]}"
-    for k, (a, b) in enumerate(zip(og, tg, strict=True)):
+    return compare_gradients(op.name, og, tg, leaves, "gradient")
+
+
+def compare_gradients(name: str, ours: Any, theirs: Any, leaves: list, what: str) -> str | None:
+    """Why our gradients in the sample's ``leaves`` differ from PyTorch's (None: equal), each to
+    float64's 1e-7 or its leaf's dtype tolerance."""
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         if b is None:
             continue
         if a is None:
             if torch.count_nonzero(b):
-                return f"input {k}: no gradient, PyTorch's is nonzero"
+                return f"input {k}: no {what}, PyTorch's is nonzero"
             continue
         a, b = _as_numpy(a), _as_numpy(b)
-        if op.name in NAN_GRADIENT_UNDEFINED and leaves[k][0].shape == b.shape:
+        if name in NAN_GRADIENT_UNDEFINED and leaves[k][0].shape == b.shape:
             undefined = np.isnan(_as_numpy(leaves[k][0]))
             a, b = np.where(undefined, 0.0, a), np.where(undefined, 0.0, b)
-        why = _close(a, b, 1e-7)
+        why = _close(a, b, max(1e-7, _TOL[leaves[k][0].dtype]))
         if why:
             return f"input {k}: {why}"
     return None
