@@ -453,8 +453,8 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     if x.numel() == 0:  # (float16 and bfloat16 in float32: LAPACK has neither)
         data = x._data.astype(np.float32) if low_precision(x) else x._data
         u, s, vh = x._dev.xp.linalg.svd(data, full_matrices=full_matrices)
-        return SVD(*(_in_graph_of(_wrap(x, t).astype(d), x) for t, d in zip((u, s, vh), (x.dtype, _real_dtype(x),
-                                                                                          x.dtype))))  # fmt: skip
+        dtypes = (x.dtype, _real_dtype(x), x.dtype)
+        return SVD(*(_in_graph_of(_wrap(x, t).astype(d), x) for t, d in zip((u, s, vh), dtypes, strict=True)))
     m, n = x.shape[-2:]
     k = min(m, n)
     r1, r2 = (m, n) if full_matrices else (k, k)
