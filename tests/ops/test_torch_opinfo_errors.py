@@ -390,6 +390,41 @@ def test_dtype_support_like_pytorch(op_id: str, dtype: str, variant: str) -> Non
     assert why is None, f"{_dtype_key(op_id, dtype, variant)}: {why}"
 
 
+def _ours_raises(op_id: str, dtype: str) -> bool | None:
+    """Whether our op raises on its first sample cast to ``dtype`` (None: no sample to cast)."""
+    s = _first_sample(op_id)
+    e = None if s is None else _edge(s, dtype)
+    if e is None:
+        return None
+    try:
+        inp, args, kwargs = _convert(e)
+    except runner.Unsupported:
+        return None
+    return _raised(lambda: _ours(runner.TARGETS[op_id], inp, args, kwargs))[1] is not None
+
+
+def test_float16_and_bfloat16_refused_together_as_op_db_lists_them() -> None:
+    """PyTorch's OpInfos list float16 and bfloat16 alike for the CPU but for a few kernels (rrelu's noise,
+    complex32's parts): where they list both or neither, ours refuses the one where it refuses the other
+    (``engine.declare.LOW_PRECISION``), the first sample of every shared OpInfo in each."""
+    pytest.importorskip("ml_dtypes")
+    apart, checked = [], 0
+    for op_id in sorted(runner.TARGETS):
+        listed = {
+            d for d in ("float16", "bfloat16") if getattr(torch, d) in runner._supported(runner.TARGETS[op_id].op)
+        }
+        if len(listed) == 1:
+            continue
+        refused = {d: _ours_raises(op_id, d) for d in ("float16", "bfloat16")}
+        if None in refused.values():
+            continue
+        checked += 1
+        if refused["float16"] != refused["bfloat16"]:
+            apart.append(f"{op_id}: float16 {'refused' if refused['float16'] else 'computed'}, bfloat16 "
+                         f"{'refused' if refused['bfloat16'] else 'computed'}")  # fmt: skip
+    assert checked >= 300 and not apart, f"{checked} checked; {apart}"
+
+
 def test_inventory_is_large() -> None:
     """The generators still find PyTorch's inventory (an upgrade that renames it shows here)."""
     assert len({o for o, _ in ERROR_CASES}) >= 100
