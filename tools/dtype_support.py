@@ -2,7 +2,7 @@
 
 For every OpInfo of PyTorch's ``op_db`` that the library shares (the name map of
 ``tests/ops/test_torch_opinfo.py``), the op's first float32 sample is cast to each dtype of
-PyTorch's CPU grid (bool, uint8, int8, int16, int32, int64, float16, float32, float64) and run
+PyTorch's CPU grid (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64) and run
 through each variant both sides have (the function, the method, the in-place method). A row is
 printed where the two differ (PyTorch raises and we return, or the other way, another exception
 class, another result dtype or value), grouped by kind::

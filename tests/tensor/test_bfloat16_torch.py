@@ -498,18 +498,6 @@ def _opinfo():
     return runner
 
 
-_NO_KERNEL = (
-    "PyTorch's CPU has no bfloat16 kernel here (LAPACK's factorizations and solves, histogram, pdist) and raises "
-    "NotImplementedError; ours computes every bfloat16 op in float32 and rounds, this one too"
-)
-_REFUSED = (
-    "PyTorch's CPU refuses bfloat16 here with a RuntimeError (pocketfft's transforms, stft, the LAPACK-backed "
-    "inverses, determinants and nuclear norm); ours computes it in float32 and rounds"
-)
-_FINFO = (
-    "PyTorch refuses bfloat16 with a RuntimeError; ours raises NumPy's ValueError from the default tolerance "
-    "(numpy.finfo has no bfloat16)"
-)
 _STEPS = (
     "PyTorch's bfloat16 backward formula rounds at each of its steps (several bfloat16 ops); ours computes the "
     "op's backward in float32 and rounds once: entries near a cancellation differ by more than two units of the "
@@ -521,32 +509,6 @@ _GRID_SAMPLER_3D = (
 )
 #: OpInfos whose bfloat16 results cannot match PyTorch's, with the reason.
 KNOWN_OPINFO: dict[str, str] = {
-    **dict.fromkeys(
-        "cholesky cholesky_inverse cholesky_solve geqrf histogram histogramdd linalg.cholesky linalg.cholesky_ex "
-        "linalg.cond linalg.det linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.householder_product "
-        "linalg.ldl_factor linalg.ldl_factor_ex linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve "
-        "linalg.qr linalg.solve linalg.solve_ex linalg.solve_triangular linalg.svdvals linalg.tensorsolve lu "
-        "lu_solve nn.functional.pdist ormqr qr triangular_solve".split(),
-        _NO_KERNEL,
-    ),
-    **dict.fromkeys(
-        "fft.fft fft.fft2 fft.fftn fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ihfft fft.ihfft2 "
-        "fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn linalg.inv linalg.inv_ex "
-        "linalg.matrix_power linalg.slogdet linalg.tensorinv logdet norm.nuc stft".split(),
-        _REFUSED,
-    ),
-    **dict.fromkeys(
-        "linalg.lstsq linalg.lstsq.grad_oriented linalg.matrix_rank linalg.matrix_rank.hermitian linalg.pinv "
-        "linalg.pinv.hermitian linalg.pinv.singular pinverse".split(),
-        _FINFO,
-    ),
-    **dict.fromkeys(
-        ["svd", "linalg.svd"],
-        "ours returns float64 factors of a bfloat16 matrix (the SVD widens every dtype but float32 to float64 "
-        "and does not round back); PyTorch's are bfloat16",
-    ),
-    "linalg.ldl_solve": "PyTorch raises NotImplementedError (no bfloat16 LAPACK kernel); ours RuntimeError from "
-    "the solve it is written with",
     "addbmm": "PyTorch's bfloat16 kernel rounds in between (addbmm's one addmm per batch entry); ours rounds once: "
     "a bfloat16 unit apart in a few entries (matched for float16 in tests/ops/test_dtype_kernels.py)",
     **dict.fromkeys(
@@ -564,8 +526,6 @@ KNOWN_OPINFO: dict[str, str] = {
     "matrix_exp": "PyTorch's CPU bfloat16 matrix_exp takes its double-precision branch on bfloat16 tensors, as its "
     "float16 one (test_torch_opinfo.KNOWN): not the exponential; ours is, computed in float32 and rounded once",
     "grid_sampler_3d": _GRID_SAMPLER_3D,
-    "nn.functional.rrelu": "training draws: PyTorch's noise kernel takes bfloat16 (not float16); ours refuses "
-    "both with float16's NotImplementedError",
 }
 #: OpInfos whose bfloat16 gradients cannot match PyTorch's, with the reason.
 KNOWN_OPINFO_GRAD: dict[str, str] = {

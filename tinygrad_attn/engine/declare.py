@@ -246,7 +246,7 @@ def one_function(fn: Any) -> Any:
 # -- the dtypes an op computes for -------------------------------------------------------------
 #: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64, bfloat16 where
 #: ml_dtypes gives NumPy one), ``float3264`` (float32/64: LAPACK's), ``numeric`` (all but bool),
-#: ``integral`` (bool and the integers), ``no_half``
+#: ``integral`` (bool and the integers), ``no_half``, ``no_float16``
 _BF16 = ("bfloat16",) if BFLOAT16 is not None else ()
 DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     "floating": ("float16", *_BF16, "float32", "float64", "complex64", "complex128"),
@@ -268,7 +268,21 @@ DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     # (the newer special functions: every real dtype but float16, which has no CPU kernel there; float
     # ops, so an integer or bool input computes in the default dtype, refused too where that is float16)
     "no_half": ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
+    # (a kernel written for bfloat16 and not float16: rrelu's noise)
+    "no_float16": (*_BF16, "float32", "float64"),
 }
+#: PyTorch's low-precision float dtypes, float16 and bfloat16 (where ml_dtypes gives NumPy one). Its CPU
+#: has kernels for both or for neither wherever an outside library computes (LAPACK, pocketfft, the
+#: histogram's and pdist's loops): an op that refuses one refuses the other, by :func:`low_precision`
+#: (and ``dtype_codes`` gives bfloat16 to every kind that takes float16).
+LOW_PRECISION = frozenset([np.dtype(np.float16)] + ([BFLOAT16] if BFLOAT16 is not None else []))
+
+
+def low_precision(x: Any) -> bool:
+    """Whether ``x`` is a tensor of a dtype of :data:`LOW_PRECISION`."""
+    return getattr(getattr(x, "_data", None), "dtype", None) in LOW_PRECISION
+
+
 # (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
 _CODES = {c: np.dtype(c).name for c in np.typecodes["All"] if c not in "OSUVMm"}
 if BFLOAT16 is not None:

@@ -221,6 +221,8 @@ def read_as_constant(t: Any, fn: Any) -> bool:
 HALF_IN_FLOAT32 = frozenset(
     "sigmoid erf erfcx erfinv sinc lgamma polygamma igamma i0 i1 i0e i1e softmax log_softmax masked_softmax "
     "additive_score layer_norm gelu cross_entropy cross_entropy_kept attention".split()
+) | frozenset(  # (LAPACK's ops, which have no float16 routine: only an empty float16 input reaches them, as in PyTorch)
+    "det logabsdet inv solve cholesky eigvalsh eigh_vectors eigvals eig_vectors svd_values qr_values lu_packed".split()
 )
 #: The one rule of PyTorch's "opmath" here: the low-precision float dtypes whose ops compute in
 #: float32 and round once at their end, and which ops. float16: those of :data:`HALF_IN_FLOAT32`

@@ -314,7 +314,7 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)
         return row_major_result(saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x))
-    check_dtype("rrelu", x, "float3264")  # (the noise kernel has no float16; the mean slope has)
+    check_dtype("rrelu_with_noise_out_cpu", x, "no_float16")  # (the noise kernel has bfloat16, not float16)
     slope = draw("rrelu", x.shape, x.dtype, x.detach(), p=(lower, upper))
     return where(x > 0, x, x * slope)
 

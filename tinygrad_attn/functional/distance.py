@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.declare import public
+from ..engine.declare import check_dtype, low_precision, public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
@@ -104,6 +104,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if low_precision(x) and x.shape[0] > 1 and x.shape[1]:  # (PyTorch's kernel, run where a pair has coordinates)
+        check_dtype("pdist", x, "float3264")
     i, j = np.triu_indices(x.shape[0], 1)
     dev = x._dev
     diff = x.index_select(0, Tensor._wrap(dev.asarray(i), dev)) - x.index_select(0, Tensor._wrap(dev.asarray(j), dev))

@@ -29,14 +29,14 @@ import numpy as np
 
 from .. import ops
 from ..engine.composite import composite
-from ..engine.declare import accepts, public
+from ..engine.declare import accepts, low_precision, public
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
 from ..ops.saved import NoGradient, saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
-from ..tensors.dtypes import UnsupportedDtypeError
+from ..tensors.dtypes import UnsupportedDtypeError, scalar_type_name
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
 from ..tensors.reduce import tensor_reduce
 from ..tensors.return_types import structseq
@@ -63,23 +63,66 @@ InvEx = structseq("linalg_inv_ex", ("inverse", "info"))
 CholeskyEx = structseq("linalg_cholesky_ex", ("L", "info"))
 
 
-#: the ops here that PyTorch computes for float16 too; its LAPACK-backed others have no float16 kernel
-#: (as NumPy's LAPACK has none), and raise its error for it
-_HALF_OK = frozenset(("matrix_exp", "matrix_norm", "matrix_power", "vecdot", "vector_norm", "lu_unpack"))
+#: PyTorch's CPU kernel behind each LAPACK-backed op here, which has none for float16 or bfloat16
+#: (``engine.declare.LOW_PRECISION``; LAPACK has no such routines): its dispatch raises
+#: ``NotImplementedError`` ('"lu_cpu" not implemented for 'BFloat16'') and runs for a non-empty input
+#: only, so an empty one returns its empty result first (those of :data:`_CHECKED_FIRST` excepted).
+#: The ops named nowhere here compute both dtypes (``matrix_exp matrix_power vecdot lu_unpack``, the norms).
+_LAPACK_KERNELS = {
+    **dict.fromkeys(("det", "lu", "lu_factor", "lu_factor_ex", "solve", "solve_ex", "tensorsolve"), "lu_cpu"),
+    **dict.fromkeys(("svd", "svdvals", "cond"), "linalg_svd_cpu"),
+    **dict.fromkeys(("cholesky", "cholesky_ex"), "cholesky_cpu"),
+    **dict.fromkeys(("eigh", "eigvalsh"), "linalg_eigh_cpu"),
+    **dict.fromkeys(("eig", "eigvals"), "linalg_eig_out_cpu"),
+    **dict.fromkeys(("qr", "geqrf"), "geqrf_cpu"),
+    **dict.fromkeys(("solve_triangular", "triangular_solve"), "triangular_solve_cpu"),
+    "ldl_factor_ex": "ldl_factor_kernel_cpu", "ldl_solve": "ldl_solve_kernel_cpu", "lu_solve": "linalg.lu_solve_cpu",
+    "householder_product": "orgqr_cpu", "ormqr": "ormqr_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
+    "cholesky_solve": "cholesky_solve_cpu",
+}  # fmt: skip
+#: the kernels of :data:`_LAPACK_KERNELS` whose dtype PyTorch checks before an empty input returns
+_CHECKED_FIRST = frozenset(
+    "eig eigvals qr geqrf solve_triangular triangular_solve householder_product ormqr cholesky_inverse "
+    "cholesky_solve".split()
+)
+#: the LAPACK-backed ops whose float16 and bfloat16 PyTorch refuses up front (empty or not) with a
+#: ``RuntimeError``, in its words ("Got BFloat16", "BFloat16{[5, 5]}" filled in)
+_REFUSED_UP_FRONT = {
+    **dict.fromkeys(("inv", "inv_ex", "tensorinv"), "linalg.inv: Low precision dtypes not supported. Got {name}"),
+    "slogdet": "linalg.slogdet: Low precision dtypes not supported. Got {name}",
+    "svd_norm": "linalg.matrix_norm: Low precision dtypes not supported. Got {name}",  # (ord nuc, 2, -2)
+    **dict.fromkeys(("lstsq", "matrix_rank"), "This function doesn't handle types other than float and double"),
+    "pinv": "linalg.pinv({name}{{[{shape}]}}): expected a tensor with 2 or more dimensions of float, double, cfloat or "
+    "cdouble types",
+}
 
 
-def _float(x: Any, op: str) -> Tensor:
+def _float(x: Any, op: str, empty: bool | None = None) -> Tensor:
+    """``x`` as a float or complex tensor of a dtype ``op``'s kernel takes; ``empty``: whether its kernel's
+    result is empty (where not ``x``'s emptiness: ``lu_solve``'s is its right-hand side's)."""
     x = _tensor(x, op)
     if x.dtype.kind not in "fc":
         raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point or complex tensor as input. Got {x.dtype}")
-    if x.dtype == np.float16 and op not in _HALF_OK:
-        raise UnsupportedDtypeError(f"linalg.{op}: \"{op}\" not implemented for 'Half' (a LAPACK routine; shape "
-                                    f"{tuple(x.shape)}); convert with .float()")  # fmt: skip
+    if low_precision(x):
+        _refuse_low_precision(x, op, x.numel() == 0 if empty is None else empty)
     return x
 
 
-def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False) -> Tensor:
-    x = _tensor(x, op) if any_dtype else _float(x, op)
+def _refuse_low_precision(x: Tensor, op: str, empty: bool = False) -> None:
+    """PyTorch's refusal of a float16 or bfloat16 ``x`` in the LAPACK-backed ``op`` (none where it computes
+    them, or where the result is ``empty`` and its kernel's dispatch comes after the empty return)."""
+    name = scalar_type_name(x.dtype)
+    if op in _REFUSED_UP_FRONT:
+        words = _REFUSED_UP_FRONT[op].format(name=name, shape=", ".join(map(str, x.shape)))
+        raise RuntimeError(f"{words} (shape {tuple(x.shape)}; LAPACK has no {x.dtype} routine)")
+    kernel = _LAPACK_KERNELS.get(op)
+    if kernel is not None and (not empty or op in _CHECKED_FIRST):
+        raise UnsupportedDtypeError(f"linalg.{op}: \"{kernel}\" not implemented for '{name}' (LAPACK has no {x.dtype} "
+                                    f"routine; shape {tuple(x.shape)}); convert with .float()")  # fmt: skip
+
+
+def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False, empty: bool | None = None) -> Tensor:
+    x = _tensor(x, op) if any_dtype else _float(x, op, empty)
     if x.ndim < 2:
         raise MissingAxisError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
     if square and x.shape[-1] != x.shape[-2]:
@@ -407,9 +450,11 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
 def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     """``(U, S, Vh)`` of ``x``: one LAPACK call, each factor in the graph as ``ops.SvdFactor`` (PyTorch's
     gradient) where ``x`` requires grad."""
-    if x.numel() == 0:
-        u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
-        return SVD(*(_in_graph_of(_wrap(x, t), x) for t in (u, s, vh)))
+    if x.numel() == 0:  # (float16 and bfloat16 in float32: LAPACK has neither)
+        data = x._data.astype(np.float32) if low_precision(x) else x._data
+        u, s, vh = x._dev.xp.linalg.svd(data, full_matrices=full_matrices)
+        dtypes = (x.dtype, _real_dtype(x), x.dtype)
+        return SVD(*(_in_graph_of(_wrap(x, t).astype(d), x) for t, d in zip((u, s, vh), dtypes, strict=True)))
     m, n = x.shape[-2:]
     k = min(m, n)
     r1, r2 = (m, n) if full_matrices else (k, k)
@@ -634,6 +679,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
     if ord == "fro":
         return vector_norm(x, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
+        if low_precision(x):
+            _refuse_low_precision(x, "svd_norm")
         moved = x.movedim((d0, d1), (-2, -1))
         s = svdvals(moved)
         out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
@@ -670,6 +717,8 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
 def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number in the ``p`` norm (``None``/2: largest over smallest singular value)."""
     x = _matrices(A, "cond")
+    if x.numel() == 0 and p in (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc"):  # (PyTorch's: 0, no gradient)
+        return Tensor.zeros(x.shape[:-2], dtype=_real_dtype(x), device=x._dev)
     if p in (None, 2, -2):
         s = svdvals(x)
         big, small = s[..., 0], s[..., -1]
@@ -975,7 +1024,10 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^H`` for ``A``) from
     :func:`lu_factor`'s ``(LU, pivots)`` of ``A``; batches broadcast. Gradients reach ``B`` and the
     triangles of ``LU``."""
-    lu_data, b = _matrices(LU, "lu_solve", square=True), _matrices(B, "lu_solve")
+    empty = getattr(B, "numel", lambda: 1)() == 0  # (PyTorch's kernel runs for a non-empty solution only)
+    lu_data, b = _matrices(LU, "lu_solve", square=True, empty=empty), _matrices(B, "lu_solve")
+    if low_precision(lu_data) and lu_data.dtype == b.dtype:  # (empty: its triangular solves in float32, as LAPACK's)
+        return lu_solve(lu_data.float(), pivots, b.float(), left=left, adjoint=adjoint).to(lu_data.dtype)
     if not left:
         return lu_solve(lu_data, pivots, b.mH, adjoint=not adjoint).mH
     if b.shape[-2] != lu_data.shape[-1]:

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.arguments import int_or_ints
+from ..engine.declare import low_precision
 from ..ops.complex import FFTN
 from ._tensor import Tensor, cat
-from .dtypes import get_default_dtype, torch_dtype
+from .dtypes import get_default_dtype, scalar_type_name, torch_dtype
 from .elementwise.complex_numbers import conj, real
 from .factories.creation import arange
 
@@ -37,6 +38,13 @@ def _norm(norm: str | None, op: str) -> str:
     return norm
 
 
+def _refuse_low_precision(x: Tensor, op: str) -> None:
+    """PyTorch's refusal of a float16 or bfloat16 transform on the CPU (pocketfft has neither)."""
+    if low_precision(x):
+        raise RuntimeError(f"{op}: Unsupported dtype {scalar_type_name(x.dtype)} (the CPU's transforms have no "
+                           f"{x.dtype} kernel, as PyTorch's); use .float()")  # fmt: skip
+
+
 def _complex(x: Any, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
@@ -44,8 +52,7 @@ def _complex(x: Any, op: str) -> Tensor:
         return x
     if x.dtype.kind in "biu":
         x = x.astype(get_default_dtype())
-    if x.dtype.name == "float16":
-        raise RuntimeError(f"{op}: float16 transforms are not supported on the CPU (as PyTorch's); use .float()")
+    _refuse_low_precision(x, op)
     return x.astype(torch_dtype(x.dtype).to_complex())
 
 
@@ -56,8 +63,7 @@ def _real_input(x: Any, op: str) -> Tensor:
         raise RuntimeError(f"{op} expects a real input tensor, but got {x.dtype}")
     if x.dtype.kind in "biu":
         x = x.astype(get_default_dtype())
-    if x.dtype.name == "float16":
-        raise RuntimeError(f"{op}: float16 transforms are not supported on the CPU (as PyTorch's); use .float()")
+    _refuse_low_precision(x, op)
     return x
 
 

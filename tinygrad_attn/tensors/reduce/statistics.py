@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.arguments import ABSENT, int_or_ints
-from ...engine.declare import check_dtype, public
+from ...engine.declare import check_dtype, low_precision, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import NotDifferentiable, saved_for_backward, with_gradient_of
@@ -716,8 +716,8 @@ def histogram(input: Tensor, bins: Tensor | int = 100, *, range: Any = None, wei
     x = _tensor(input, "histogram")
     if isinstance(bins, (float, np.floating)):  # (PyTorch's bins: a count, the edges, never a float)
         raise TypeError(f"histogram(): bins must be an int or a 1-D tensor of edges, not {type(bins).__name__} {bins}")
-    if x.dtype == np.float16 and range is None and not isinstance(bins, Tensor):
-        # (PyTorch's float16 histogram needs its bins' edges: given, or from a range; not the data's extent)
+    if low_precision(x) and x.numel() and range is None and not isinstance(bins, Tensor):
+        # (PyTorch's float16 and bfloat16 histogram needs its bins' edges: given, from a range, or (empty) 0 to 1)
         check_dtype("histogramdd", x, "float3264")
     r = None if range is None else [float(v) for v in range]
     edges = bins if isinstance(bins, Tensor) else int(bins)
@@ -732,7 +732,7 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     dimension), a list of ints, or a list of 1-D tensors of edges; ``range`` ``[min0, max0, min1,
     ...]``. Returns ``(hist, bin_edges)`` with ``D`` edge tensors, each bin as :func:`histogram`'s."""
     x = _tensor(input, "histogramdd")
-    if x.dtype == np.float16 and range is None and not (isinstance(bins, (list, tuple)) and bins
+    if low_precision(x) and x.numel() and range is None and not (isinstance(bins, (list, tuple)) and bins
                                                         and all(isinstance(b, Tensor) for b in bins)):  # fmt: skip
         check_dtype("histogramdd", x, "float3264")  # (as histogram: float16 takes given edges or a range)
     if x.ndim < 1:
