@@ -144,6 +144,61 @@ class Log1p(Function):
         return (g / (inputs[0] + 1.0),)
 
 
+def _in_float64(ns, name: str, a):
+    """``xp.<name>(a)`` computed in float64 and rounded once to ``a``'s dtype: NumPy's float32 ``log10``
+    is not exact at powers of ten (``log10(1000)`` 3.0000002), PyTorch's is."""
+    xp = ns.device.xp
+    fn = getattr(xp, name, None) or (lambda v: xp.pow(xp.full_like(v, 2.0), v))  # (the array API has no exp2)
+    if a.dtype == ns.device.dtype("float64") or ns.device.np_dtype(a.dtype).kind == "c":
+        return fn(a)
+    return ns.astype(fn(ns.astype(a, ns.device.dtype("float64"))), a.dtype)
+
+
+class Log2(Function):
+    """``log2(x)``: the library's own, exact at powers of two (``log(x) / log(2)`` is not: 2.9999999999999996
+    at 8), as PyTorch's ``std::log2``."""
+
+    __slots__ = ()
+    primitive = True
+    elementwise = "log2({0})"
+    reads_output = False
+
+    def forward(self, ns, a):
+        return _in_float64(ns, "log2", a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g / (inputs[0] * math.log(2.0)),)
+
+
+class Log10(Function):
+    """``log10(x)``, exact at powers of ten, as PyTorch's ``std::log10``."""
+
+    __slots__ = ()
+    primitive = True
+    elementwise = "log10({0})"
+    reads_output = False
+
+    def forward(self, ns, a):
+        return _in_float64(ns, "log10", a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g / (inputs[0] * math.log(10.0)),)
+
+
+class Exp2(Function):
+    """``2 ** x``, exact at integers, as PyTorch's ``std::exp2``; its gradient reads the result."""
+
+    __slots__ = ()
+    primitive = True
+    keep = ()
+
+    def forward(self, ns, a):
+        return _in_float64(ns, "exp2", a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g * out * math.log(2.0),)
+
+
 class Expm1(Function):
     __slots__ = ()
     primitive = True

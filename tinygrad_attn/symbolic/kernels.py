@@ -49,6 +49,7 @@ from .records import Buffer
 _PY_FUNCTIONS = {"sin": "math.sin", "cos": "math.cos", "tan": "math.tan", "asin": "math.asin",
                  "acos": "math.acos", "atan": "math.atan", "asinh": "math.asinh", "acosh": "math.acosh",
                  "atanh": "math.atanh", "atan2": "math.atan2", "log1p": "math.log1p", "expm1": "math.expm1",
+                 "log2": "math.log2", "log10": "math.log10",
                  "exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt", "tanh": "math.tanh",
                  "erf": "math.erf", "fabs": "abs", "pow": "_pow", "max": "_max", "min": "_min"}  # fmt: skip
 _FLOATS = ("float32", "float64")

@@ -38,9 +38,6 @@ from ..shape import dims
 from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector, values_indices
 from .tensor_torch import _rounded
 
-_LN2 = math.log(2.0)
-_LN10 = math.log(10.0)
-
 
 def _floating(x: Any, op: str) -> Tensor:
     """``x`` as a float tensor: an integer or bool one in the default dtype, as PyTorch's float ops do."""
@@ -171,19 +168,19 @@ def rad2deg(x: Tensor) -> Tensor:
 @public(method=True, inplace_function=True)
 def log2(x: Tensor) -> Tensor:
     """Elementwise base-2 logarithm."""
-    return _floating(x, "log2").log() * (1.0 / _LN2)
+    return ops.Log2.apply(_floating(x, "log2"))
 
 
 @public(method=True, inplace_function=True)
 def log10(x: Tensor) -> Tensor:
     """Elementwise base-10 logarithm."""
-    return _floating(x, "log10").log() * (1.0 / _LN10)
+    return ops.Log10.apply(_floating(x, "log10"))
 
 
 @public(method=True, inplace_function=True, special=("exp2",))
 def exp2(x: Tensor) -> Tensor:
     """Elementwise ``2 ** x``."""
-    return (_floating(x, "exp2") * _LN2).exp()
+    return ops.Exp2.apply(_floating(x, "exp2"))
 
 
 @public(method=True, dtypes="floating", operands=("input", "other"))
