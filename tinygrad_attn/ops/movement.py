@@ -29,7 +29,9 @@ class Reshape(Function):
 
     def forward(self, ns, a):
         out = ns.reshape(a, self.shape)
-        return with_strides(out, a, self.strides(tuple(a.shape), strides_of(a))) if has_strides(out) else out
+        if not has_strides(out) or 1 not in a.shape and (1 not in out.shape or a.flags.c_contiguous):
+            return out  # (no dim of size 1, or a row-major input: NumPy's strides are PyTorch's)
+        return with_strides(out, a, self.strides(tuple(a.shape), strides_of(a)))
 
     @property
     def shape(self) -> tuple[int, ...]:
