@@ -37,8 +37,6 @@ _TOL = {torch.complex64: 2e-5, torch.complex128: 1e-9}
 
 # op id x dtype -> why it differs today
 KNOWN: dict[tuple[str, str], str] = {
-    **{("as_strided.partial_views", d): "the samples' inputs are views into a larger storage, which the runner's "
-       "copy of their values does not carry: as_strided reads that storage" for d in ("complex64", "complex128")},
     ('chalf', 'complex64'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
     ('chalf', 'complex128'): 'complex32 has no NumPy dtype: Tensor.chalf() raises',
     ('as_strided_scatter', 'complex128'): runner._AS_STRIDED_SCATTER,
@@ -51,7 +49,7 @@ def _to_ours(x: Any, leaves: list | None = None) -> Any:
     if isinstance(x, torch.Tensor) and x.is_complex():
         if x.layout != torch.strided:
             raise runner.Unsupported("layout")
-        t = tga.tensor(x.detach().resolve_conj().numpy().copy(), requires_grad=x.requires_grad)
+        t = runner.tensor_of(x, getattr(tga, str(x.dtype).removeprefix("torch."))).requires_grad_(x.requires_grad)
         if leaves is not None and x.requires_grad:
             leaves.append((x, t))
         return t

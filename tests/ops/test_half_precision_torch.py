@@ -277,8 +277,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.embedding_bag": "max_norm renormalises the float16 rows in place in PyTorch (rounded to float16 "
     "before the bag's sum); and sparse=True: a sparse_coo gradient, a layout not supported here",
     "nn.functional.scaled_dot_product_attention": _FLASH,
-    "as_strided.partial_views": "the samples' inputs are views into a larger storage that the runner's copy of "
-    "their values does not carry (as in test_torch_opinfo)",
     "matrix_exp": "PyTorch's CPU float16 matrix_exp is not the exponential (NaN for small matrices: "
     "test_torch_opinfo's KNOWN); ours is computed in float32 and rounded once",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",

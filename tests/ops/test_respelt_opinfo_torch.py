@@ -108,13 +108,7 @@ def run_form(op_id: str, form: str, *, n: int = SAMPLES) -> runner.Tally:
 
 
 # op id x form -> why it differs today
-KNOWN: dict[tuple[str, str], str] = {
-    **{
-        ("as_strided.partial_views", form): "the samples' inputs are views into a larger storage, which the "
-        "runner's copy of their values does not carry: as_strided reads that storage"
-        for form in ("numpy", "tensor", "sequence")
-    },
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _params() -> list:

@@ -273,16 +273,42 @@ def _dtype(d: Any) -> Any:
     return ours
 
 
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a contiguous tensor of ``shape`` (a size-1 or empty dim counts as 1), as PyTorch's."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def tensor_of(x: Any, dtype: Any) -> Tensor:
+    """Ours of PyTorch's strided tensor ``x``, in ``dtype`` and laid out as ``x`` is.
+
+    A view into a larger storage (at an offset, with other strides, or in a storage longer than it)
+    is ours of that whole storage's values, viewed by ``as_strided(size, stride, storage_offset)``:
+    an op that reads the memory (``as_strided``) or the layout (``stride()``, a result's memory
+    format) finds PyTorch's. The view requires grad itself where ``x`` does, as PyTorch's leaf."""
+    x = x.detach().cpu().resolve_conj().resolve_neg()
+    size, stride, offset = tuple(x.shape), x.stride(), x.storage_offset()
+    n = x.untyped_storage().nbytes() // x.element_size()
+    plain = offset == 0 and n == x.numel() and stride == _row_major(size)
+    memory = x if plain else x.as_strided((n,), (1,), 0)
+    try:  # (bfloat16 through float32, which holds each of its values)
+        data = (memory.float() if memory.dtype == torch.bfloat16 else memory).numpy().copy()
+    except TypeError as e:  # (dtypes NumPy lacks)
+        raise Unsupported(str(e)) from None
+    t = tga.tensor(data, dtype=dtype)
+    return t if plain else t.as_strided(size, stride, offset)
+
+
 def to_ours(x: Any, leaves: list | None = None) -> Any:
-    """A sample argument with every PyTorch tensor, dtype, device and size replaced by ours."""
+    """A sample argument with every PyTorch tensor, dtype, device and size replaced by ours
+    (each tensor by :func:`tensor_of`: its values and its layout)."""
     if isinstance(x, torch.Tensor):
         if x.is_complex() or x.layout != torch.strided:
             raise Unsupported(f"tensor {x.dtype} {x.layout}")
-        try:  # (bfloat16 through float32, which holds each of its values)
-            data = (x.float() if x.dtype == torch.bfloat16 else x).detach().cpu().detach().numpy().copy()
-        except TypeError as e:  # (dtypes NumPy lacks)
-            raise Unsupported(str(e)) from None
-        t = tga.tensor(data, dtype=_dtype(x.dtype), requires_grad=x.requires_grad)
+        t = tensor_of(x, _dtype(x.dtype)).requires_grad_(x.requires_grad)
         if leaves is not None and x.requires_grad:
             leaves.append((x, t))
         return t
@@ -676,9 +702,6 @@ _AS_STRIDED_SCATTER = (
     "ours is the true one, checked against finite differences (tests/tensor/test_pytorch_names_torch.py)"
 )
 KNOWN: dict[str, str] = {
-    "as_strided.partial_views": "the samples' inputs are views into a larger storage, which the runner's copy of "
-    "their values does not carry: as_strided reads that storage (tests/tensor/test_memory_members_torch.py "
-    "compares as_strided of views against PyTorch)",
     "special.hermite_polynomial_he@float32": "float32 rounding of the recurrence at large x: PyTorch's CPU kernel "
     "computes in another order (1.95636 against 1.95630, 3e-5 relative)",
     "as_strided_scatter@float64": _AS_STRIDED_SCATTER,

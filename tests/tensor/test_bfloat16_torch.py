@@ -521,8 +521,6 @@ KNOWN_OPINFO: dict[str, str] = {
         "PyTorch's bfloat16 kernel rounds an intermediate (a mean, a weight) to bfloat16 where ours keeps float32: "
         "one value near a cancellation more than two units apart",
     ),
-    "as_strided.partial_views": "the samples' inputs are views into a larger storage, which the runner's copy of "
-    "their values does not carry (as in test_torch_opinfo.KNOWN)",
     "matrix_exp": "PyTorch's CPU bfloat16 matrix_exp takes its double-precision branch on bfloat16 tensors, as its "
     "float16 one (test_torch_opinfo.KNOWN): not the exponential; ours is, computed in float32 and rounded once",
     "grid_sampler_3d": _GRID_SAMPLER_3D,
@@ -535,7 +533,6 @@ KNOWN_OPINFO_GRAD: dict[str, str] = {
         _STEPS,
     ),
     "matrix_exp": KNOWN_OPINFO["matrix_exp"],
-    "as_strided.partial_views": KNOWN_OPINFO["as_strided.partial_views"],
     "as_strided_scatter": "PyTorch's gradient of as_strided_scatter in its input is wrong (see "
     "test_torch_opinfo._AS_STRIDED_SCATTER)",
     "grid_sampler_3d": _GRID_SAMPLER_3D,

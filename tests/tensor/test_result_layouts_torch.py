@@ -120,20 +120,8 @@ CALLS_4D = {
     "pad": "L.nn.functional.pad(x, (1, 1))",
 }
 
-_SIZE_ONE = (
-    "a view's stride along a dim of size 1: NumPy's views give such a dim the stride it computes "
-    "itself, where PyTorch's keep or derive another (unsqueeze: size times stride of the next dim); "
-    "no element lies apart by it"
-)
 #: (call, layout) -> why ours cannot be PyTorch's
 KNOWN: dict[tuple[str, str], str] = {
-    ("unsqueeze", "channels_last_n1"): _SIZE_ONE,
-    ("squeeze", "channels_last_n1"): _SIZE_ONE,
-    ("group_norm", "channels_last_n1"): _SIZE_ONE,
-    ("stack", "channels_last"): "PyTorch's stack along a new outer dim of channels-last tensors keeps their "
-    "strides inside it ((120, 60, 1, 15, 3)), a layout of no memory format that its cat of the unsqueezed "
-    "parts (row-major here, as its cat of parts suggesting no common format) does not give",
-    ("stack", "channels_last_n1"): "as stack of channels_last",
     ("isin(c,x)", "transposed"): "PyTorch's isin raises for a transposed test_elements (its kernel views it "
     "flat: 'view size is not compatible'); a transposed tensor is a valid argument here",
 }

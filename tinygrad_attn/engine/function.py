@@ -1004,7 +1004,7 @@ def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None
 # Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
 _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
                   "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "ReversedAxes": "Permute", "PowScalar": "Pow",
-                  "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
+                  "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View", "ExpandSame": "Expand",
                   "LayerNorm": "NativeLayerNorm", "BatchNorm": "NativeBatchNorm", "Norm": "LinalgVectorNorm",
                   # (ops PyTorch has only in torch.special: its ATen op's special_ prefix)
                   "Entr": "SpecialEntr", "Erfcx": "SpecialErfcx", "I0e": "SpecialI0e", "I1": "SpecialI1",

@@ -288,21 +288,97 @@ def unsqueezed_strides(shape: Sequence[int], strides: Sequence[int], dim: int) -
     return (*strides[:dim], step, *strides[dim:])
 
 
+def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int]) -> tuple[int, ...] | None:
+    """The strides of PyTorch's ``view(new_shape)`` of a tensor of ``shape``/``strides`` (ATen's
+    ``computeStride``), None where no view has them (``reshape`` copies there). The dims are cut in
+    chunks that lie contiguously; a new dim of size 1 takes the stride of the chunk it falls in."""
+    if not shape:
+        return (1,) * len(new_shape)
+    if 0 in shape:  # (any strides do: a view keeps its own when its shape stays, else row-major ones)
+        return tuple(strides) if tuple(shape) == tuple(new_shape) else row_major(new_shape)
+    new = [0] * len(new_shape)
+    view_d, base = len(new_shape) - 1, strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base):  # (a chunk ends)
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(new) if view_d == -1 else None
+
+
+def expanded_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of PyTorch's ``expand(new_shape)`` of a tensor of ``shape``/``strides`` (ATen's
+    ``inferExpandGeometry``): 0 along an expanded dim; a new dim of size 1 takes the size times the
+    stride of the dim after it; every dim of an expanded 0-d tensor, 0."""
+    if not shape:
+        return (0,) * len(new_shape)
+    lead = len(new_shape) - len(shape)
+    out = [0] * len(new_shape)
+    for i in range(len(new_shape) - 1, -1, -1):
+        size, step = (shape[i - lead], strides[i - lead]) if i >= lead else (1, new_shape[i + 1] * out[i + 1])
+        out[i] = step if size == new_shape[i] else 0
+    return tuple(out)
+
+
+def with_strides(out: Any, a: Any, strides: Sequence[int] | None) -> Any:
+    """Array ``out``, NumPy's view of array ``a`` (a reshape, an expand), as PyTorch's view of the
+    element ``strides`` (None: ``out`` as it is, where PyTorch copies): NumPy gives dims of size 1
+    strides of its own, which no element is apart by but ``stride()`` and memory formats show.
+    The same elements in the same places: a view of ``a``'s memory from its first element."""
+    if strides is None or not has_strides(out) or 0 in out.shape:
+        return out
+    strides = tuple(strides)
+    if strides_of(out) == strides:
+        return out
+    steps = tuple(s * a.itemsize for s in strides)
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
+        root = root.base
+    iface = getattr(a, "__array_interface__", None)
+    if iface is None or not (root.flags.c_contiguous or root.flags.f_contiguous):  # (CuPy; memory in pieces)
+        return _namespace(None, a).lib.stride_tricks.as_strided(a, out.shape, steps)
+    # (a view whose base is the memory's array, as AsStrided's: storage_offset() and data_ptr() read it back)
+    offset = iface["data"][0] - root.__array_interface__["data"][0]
+    view = _namespace(None, a).ndarray(out.shape, a.dtype, buffer=root, offset=offset, strides=steps)
+    if not out.flags.writeable:  # (a broadcast stays read-only)
+        view.flags.writeable = False
+    return view
+
+
+def has_strides(a: Any) -> bool:
+    """Whether ``a`` is an array of NumPy's or CuPy's with strides of its own (not a tensor of a
+    recorded gradient, a meta placeholder or an ``array_api_strict`` array)."""
+    return hasattr(a, "strides") and hasattr(a, "flags") and getattr(a, "meta_strides", None) is None
+
+
 def joined(out: Any, parts: Sequence[Any], new_dim: int | None = None) -> Any:
-    """Array ``out``, a join (``cat``; ``stack``: a cat along ``new_dim`` of the parts unsqueezed
-    there) of the arrays ``parts``, laid out as PyTorch's: in the memory format all parts suggest
-    (channels-last ones give a channels-last result), else row-major."""
+    """Array ``out``, a join (``cat``; ``stack``) of the arrays ``parts``, laid out as PyTorch's: in
+    the memory format all parts suggest (channels-last ones give a channels-last result), else
+    row-major. PyTorch's ``stack`` is a cat: along ``new_dim`` of the parts as they are, then viewed
+    with the new dim split off, or (``new_dim`` last) of the parts unsqueezed there."""
     flags = getattr(out, "flags", None)
     if flags is None or (flags.c_contiguous and all(p.flags.c_contiguous for p in parts)):
         return out  # (row-major parts: a row-major join)
+    split = new_dim is not None and new_dim < parts[0].ndim
     formats = set()
     for p in parts:
         shape, st = p.shape, strides_of(p)
-        if new_dim is not None:
+        if new_dim is not None and not split:
             shape, st = (*shape[:new_dim], 1, *shape[new_dim:]), unsqueezed_strides(shape, st, new_dim)
         formats.add(suggest_memory_format(shape, st))
     fmt = formats.pop() if len(formats) == 1 else contiguous_format
-    want = strides_for(out.shape, strides_of(out), fmt)
+    if split:  # (the cat's layout, seen through the view that splits its dim in two)
+        cat = (*out.shape[:new_dim], out.shape[new_dim] * out.shape[new_dim + 1], *out.shape[new_dim + 2 :])
+        want = view_strides(cat, strides_for(cat, row_major(cat), fmt), out.shape)
+    else:
+        want = strides_for(out.shape, strides_of(out), fmt)
     return out if strides_of(out) == want or 0 in out.shape else copy_into(None, out, want)
 
 

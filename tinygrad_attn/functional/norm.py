@@ -17,6 +17,7 @@ import numpy as np
 from ..engine.arguments import index_value, refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
+from ..engine.layout import result_in_format_of
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
@@ -84,7 +85,8 @@ def _group_norm(input: Tensor, num_groups: int, weight: Tensor | None, bias: Ten
     y = (gc / (var + eps).sqrt()).reshape(x.shape)
     y = _affine(y, weight, bias)
     y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16, as PyTorch's)
-    return saved_for_backward(y, input, weight)  # (what PyTorch's keeps)
+    # (PyTorch's kernel writes a new tensor in the input's memory format: its batch stride too where N is 1)
+    return saved_for_backward(result_in_format_of(y, x), input, weight)  # (what PyTorch's keeps)
 
 
 @public(function=False, functional=True)

@@ -9,7 +9,15 @@ import numpy as np
 
 from ..engine.backward import SliceGradient
 from ..engine.function import Function
-from ..engine.layout import joined
+from ..engine.layout import (
+    expanded_strides,
+    has_strides,
+    joined,
+    strides_of,
+    unsqueezed_strides,
+    view_strides,
+    with_strides,
+)
 
 
 class Reshape(Function):
@@ -20,7 +28,18 @@ class Reshape(Function):
     reads_output = False
 
     def forward(self, ns, a):
-        return ns.reshape(a, self.args)
+        out = ns.reshape(a, self.shape)
+        if not has_strides(out) or 1 not in a.shape and (1 not in out.shape or a.flags.c_contiguous):
+            return out  # (no dim of size 1, or a row-major input: NumPy's strides are PyTorch's)
+        return with_strides(out, a, self.strides(tuple(a.shape), strides_of(a)))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.args
+
+    def strides(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The strides of PyTorch's view of an input of ``shape``/``strides`` (None: PyTorch copies)."""
+        return view_strides(shape, strides, self.args)
 
     def backward(self, g, ns, inputs, out):
         return (ns.reshape(g, tuple(inputs[0].shape)),)
@@ -28,18 +47,48 @@ class Reshape(Function):
 
 class Unsqueeze(Reshape):
     """``x.unsqueeze(d)``, ``x[None]``: a reshape that adds axes of length 1 (PyTorch's
-    ``UnsqueezeBackward0``; another reshape, ``ViewBackward0``, even where it adds an axis)."""
+    ``UnsqueezeBackward0``; another reshape, ``ViewBackward0``, even where it adds an axis).
+    ``args = (shape, dims)``: the result's shape and where its new axes are (ascending), each with
+    PyTorch's stride: the size times the stride of the axis after it (1 at the end)."""
 
     __slots__ = ()
     name = "unsqueeze"
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.args[0]
+
+    def strides(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+        for d in self.args[1]:
+            shape, strides = (*shape[:d], 1, *shape[d:]), unsqueezed_strides(shape, strides, d)
+        return strides
+
+
+class ExpandSame(Reshape):
+    """``x.expand(x.shape)``: a new view of the same shape and strides (PyTorch's ``ExpandBackward0``:
+    its dims of size 1 keep their strides, where a ``view`` computes them again)."""
+
+    __slots__ = ()
+    name = "expand_same"
+
+    def strides(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+        return strides
+
 
 class Squeeze(Reshape):
     """``x.squeeze()``: a reshape that drops axes of length 1, drawn (and named in the backward
-    graph: ``SqueezeBackward0``) as the op the user wrote."""
+    graph: ``SqueezeBackward0``) as the op the user wrote. ``args = (shape, dims)``: the result's
+    shape and the axes dropped; the others keep their strides, as PyTorch's."""
 
     __slots__ = ()
     name = "squeeze"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.args[0]
+
+    def strides(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(s for k, s in enumerate(strides) if k not in self.args[1])
 
 
 class SqueezeDim(Squeeze):
@@ -123,7 +172,8 @@ class Expand(Function):
     reads_output = False
 
     def forward(self, ns, a):
-        return ns.broadcast_to(a, self.args)
+        out = ns.broadcast_to(a, self.args)
+        return with_strides(out, a, expanded_strides(a.shape, strides_of(a), self.args)) if has_strides(out) else out
 
     def backward(self, g, ns, inputs, out):
         return (g,)

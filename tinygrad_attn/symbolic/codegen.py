@@ -33,7 +33,7 @@ from ..engine.function import _NUMPY_SCALARS, _as_ndarray, forward_of
 from ..engine.switches import _State
 from ..ops import elementwise as _elementwise
 from ..ops.linalg import Matmul
-from ..ops.movement import Permute, Reshape, Split
+from ..ops.movement import Permute, Split
 from ..ops.reduce import Sum
 from ..runtime import backend as _backend
 from ..tensors._tensor import Tensor
@@ -320,15 +320,14 @@ _OPERATORS = {_elementwise.Add: operator.add, _elementwise.Sub: operator.sub, _e
 def _direct(op: Any, ns: Any) -> Any:
     """The callable that computes what ``op.fn.forward(ns, ...)`` computes for this record's
     operands with no Python frame of its own, where there is one: the operator of ``a + b``,
-    an ndarray's ``reshape`` / ``transpose`` and ``add.reduce`` for a sum with NumPy's
+    an ndarray's ``transpose`` and ``add.reduce`` for a sum with NumPy's
     namespace, ``matmul`` itself where the traced shapes take its plain branch. A replay of a small step is mostly such calls,
-    each otherwise three Python calls deep; None for any other op (its forward is called)."""
+    each otherwise three Python calls deep; None for any other op (its forward is called: a reshape's, whose
+    strides along dims of size 1 are PyTorch's, not the ndarray's own)."""
     cls = type(op.fn)
     f = _OPERATORS.get(cls)  # (the class itself: a subclass may have a forward of its own)
     if f is not None:
         return f
-    if cls.forward is Reshape.forward and ns.reshape is _backend._np_reshape:
-        return operator.methodcaller("reshape", op.fn.args)
     if cls.forward is Permute.forward and ns.permute_dims is _backend._np_permute_dims:
         return operator.methodcaller("transpose", op.fn.args)
     if cls.forward is Sum.forward and ns.sum is _backend._NUMPY_FAST["sum"]:

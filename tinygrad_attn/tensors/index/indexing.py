@@ -371,13 +371,14 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
         out = ops.Slice.apply(x, args=args)
     if len(plain) != len(key):  # ``None`` entries: new axes of size 1
         it = iter(out.shape)
-        shape = []
+        shape, new = [], []
         for k in key:
             if k is None:
+                new.append(len(shape))
                 shape.append(1)
             elif isinstance(k, slice):
                 shape.append(next(it))
-        out = ops.movement.Unsqueeze.apply(out, args=tuple(shape))
+        out = ops.movement.Unsqueeze.apply(out, args=(tuple(shape), tuple(new)))
     return out
 
 
@@ -398,7 +399,8 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     """Integer arrays (and ints among them) on some axes, slices on the others."""
     if any(k is None for k in key):  # a new axis of size 1 where each None stands, then index as usual
         sizes = iter(x.shape)
-        x = ops.movement.Unsqueeze.apply(x, args=tuple(1 if k is None else next(sizes) for k in key))
+        shape = tuple(1 if k is None else next(sizes) for k in key)
+        x = ops.movement.Unsqueeze.apply(x, args=(shape, tuple(i for i, k in enumerate(key) if k is None)))
         key = tuple(slice(None) if k is None else k for k in key)
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.

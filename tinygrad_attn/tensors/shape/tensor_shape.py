@@ -166,11 +166,11 @@ def transpose(self, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (both named, as PyTorch's: ``x.mT`` swaps the last two)."""
     a0, a1 = dim0, dim1
     if _dims.axes(self.shape, (a0, a1), "transpose", distinct=False) == ():  # 0-d: nothing to swap, as in PyTorch
-        return ops.Reshape.apply(self, args=())
+        return ops.movement.Transpose.apply(self, args=())
     axes = list(range(self.ndim))
     a0, a1 = _dims.axes(self.shape, (a0, a1), "transpose", distinct=False)
-    if a0 == a1:  # (nothing to swap: still a new view, as PyTorch's)
-        return ops.Reshape.apply(self, args=tuple(self.shape))
+    if a0 == a1:  # (nothing to swap: still a new view, its strides kept, as PyTorch's)
+        return ops.movement.Transpose.apply(self, args=tuple(axes))
     axes[a0], axes[a1] = axes[a1], axes[a0]
     return ops.movement.Transpose.apply(self, args=tuple(axes))
 
@@ -210,7 +210,7 @@ def expand(self, *shape: Any) -> Tensor:
         raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
     shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if shape == self.shape:
-        return ops.Reshape.apply(self, args=shape)  # (a new view, as PyTorch's)
+        return ops.movement.ExpandSame.apply(self, args=shape)  # (a new view, its strides kept, as PyTorch's)
     for i, s in enumerate(self.shape):
         if s != 1 and s != shape[i + lead]:
             raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to {shape}")
@@ -230,7 +230,8 @@ def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: int, axis: Any = None) -> T
     mv = ops.movement
     op = mv.Squeeze if s.dim is None else mv.SqueezeDim if isinstance(s.dim, int) else mv.SqueezeDims
     if s.dim is None:
-        return op.apply(self, args=tuple(n for n in self.shape if n != 1))
+        ones = tuple(k for k, n in enumerate(self.shape) if n == 1)
+        return op.apply(self, args=(tuple(n for n in self.shape if n != 1), ones))
     axes = _dims.axes(self.shape, s.dim, "squeeze")
     if s.numpy:
         for a in axes:
@@ -240,13 +241,13 @@ def squeeze(self, dim: Any = _dims.NOT_GIVEN, *dims: int, axis: Any = None) -> T
                     "squeeze(dim) leaves such an axis as it is"
                 )
     axes = tuple(a for a in axes if self.shape[a] == 1)  # (none: still a new view, as PyTorch's)
-    return op.apply(self, args=tuple(n for i, n in enumerate(self.shape) if i not in axes))
+    return op.apply(self, args=(tuple(n for i, n in enumerate(self.shape) if i not in axes), axes))
 
 
 @public(method=True)
 def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
     axis = _dims.new_axis(self.shape, _dims.required(axis, dim, "unsqueeze"), "unsqueeze")
-    return ops.movement.Unsqueeze.apply(self, args=self.shape[:axis] + (1,) + self.shape[axis:])
+    return ops.movement.Unsqueeze.apply(self, args=((*self.shape[:axis], 1, *self.shape[axis:]), (axis,)))
 
 
 @public(method=True)
