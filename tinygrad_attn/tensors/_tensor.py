@@ -193,6 +193,18 @@ def _as_class(result: Any, cls: type) -> Any:
     return result
 
 
+def class_as_data_error(cls: type) -> Exception:
+    """PyTorch's legacy constructor's error for a class given as data (``torch.Tensor(c)``, ``x.new(c)``):
+    a tensor class is read as a storage and refused as none (RuntimeError); any other class is no
+    sequence (TypeError)."""
+    from .factories.creation import is_tensor_class  # (the typed classes are made over this module)
+
+    if is_tensor_class(cls):
+        return RuntimeError(f"not a storage '{type(cls).__name__}' (new(): {cls.__name__} is a tensor class, "
+                            "not data; pass a tensor, a list or an array)")  # fmt: skip
+    return TypeError(f"new(): data must be a sequence (got type); {cls.__name__} is a class, not data")
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -272,6 +284,8 @@ class Tensor:
             if dev is None:
                 dev = default_device()
         else:
+            if isinstance(data, type):
+                raise class_as_data_error(data)
             try:
                 src = device_of_array(data)
                 arr = data
@@ -1049,11 +1063,15 @@ class Tensor:
         (``"float32"``, ``np.float32``) its ``ValueError``, any other value its ``TypeError``."""
         if dtype is None:
             return legacy_type_name(self)
+        if dtype is Tensor:  # (the default tensor type: of the default dtype)
+            dtype = "torch.Tensor"
         if isinstance(dtype, type) and not isinstance(getattr(dtype, "dtype", None), np.dtype):
             dtype = f"{dtype.__module__}.{dtype.__qualname__}".removeprefix("builtins.")
         if isinstance(dtype, str):
             where, _, name = dtype.rpartition(".")
             found = [k for k, v in _LEGACY_TYPES.items() if v == name]
+            if dtype == "torch.Tensor":
+                found = [get_default_dtype().name]
             if where not in ("torch", "torch.cuda") or not found:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = found[0]
