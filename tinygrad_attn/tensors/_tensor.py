@@ -193,12 +193,16 @@ def _as_class(result: Any, cls: type) -> Any:
     return result
 
 
+def is_tensor_class(cls: Any) -> bool:
+    """``Tensor`` (or a subclass) or a typed class (``DoubleTensor``: a class of one ``dtype``) itself,
+    which PyTorch's constructors refuse as data by errors of their own."""
+    return isinstance(cls, type) and (issubclass(cls, Tensor) or isinstance(getattr(cls, "dtype", None), np.dtype))
+
+
 def class_as_data_error(cls: type) -> Exception:
     """PyTorch's legacy constructor's error for a class given as data (``torch.Tensor(c)``, ``x.new(c)``):
     a tensor class is read as a storage and refused as none (RuntimeError); any other class is no
     sequence (TypeError)."""
-    from .factories.creation import is_tensor_class  # (the typed classes are made over this module)
-
     if is_tensor_class(cls):
         return RuntimeError(f"not a storage '{type(cls).__name__}' (new(): {cls.__name__} is a tensor class, "
                             "not data; pass a tensor, a list or an array)")  # fmt: skip

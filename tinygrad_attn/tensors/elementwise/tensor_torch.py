@@ -24,9 +24,8 @@ from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .. import dtypes as _dtypes
-from .._tensor import InvalidArgumentError, Tensor, _add, where
+from .._tensor import InvalidArgumentError, Tensor, _add, is_tensor_class, where
 from ..dtypes import UnsupportedDtypeError
-from ..factories.creation import is_tensor_class
 from ..promotion import _FLOATS, _as_float, _promoted, _promoted_div, other_and_alpha
 from ..shape import dims
 

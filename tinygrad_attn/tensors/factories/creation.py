@@ -29,7 +29,7 @@ from ...engine.warn import warn as _user_warn
 from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
-from .._tensor import Size, Tensor, _shape_args, class_as_data_error
+from .._tensor import Size, Tensor, _shape_args, class_as_data_error, is_tensor_class
 from ..dtypes import (
     UnsupportedDtypeError,
     fill_value_in,
@@ -899,12 +899,6 @@ class _TypedTensorType(type):
     def __repr__(cls) -> str:
         namespace = "tinygrad_attn" if cls.device == "cpu" else f"tinygrad_attn.{cls.device}"
         return f"<class '{namespace}.{cls.__name__}'>"
-
-
-def is_tensor_class(data: Any) -> bool:
-    """``Tensor`` (or a subclass) or a typed class (``DoubleTensor``) itself, which PyTorch's constructors
-    refuse as data by its own errors."""
-    return isinstance(data, _TypedTensorType) or (isinstance(data, type) and issubclass(data, Tensor))
 
 
 def _typed(name: str, dtype: Any) -> type:
