@@ -673,8 +673,6 @@ KNOWN: dict[str, str] = {
     "as_strided.partial_views": "the samples' inputs are views into a larger storage, which the runner's copy of "
     "their values does not carry: as_strided reads that storage (tests/tensor/test_memory_members_torch.py "
     "compares as_strided of views against PyTorch)",
-    "special.hermite_polynomial_he@float32": "float32 rounding of the recurrence at large x: PyTorch's CPU kernel "
-    "computes in another order (1.95636 against 1.95630, 3e-5 relative)",
     "as_strided_scatter@float64": _AS_STRIDED_SCATTER,
     "matrix_exp@float16": "PyTorch's CPU float16 matrix_exp is not the exponential: its float16 path takes the "
     "double-precision branch (norm thresholds and coefficient tables of doubles) on float16 tensors, giving NaN for "
@@ -684,8 +682,6 @@ KNOWN: dict[str, str] = {
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
 KNOWN_SLOW: dict[str, str] = {
-    "special.laguerre_polynomial_l@uint8": "uint8 x and n computed in float32: a value near -5.9e8 rounds to another "
-    "float32 in PyTorch's recurrence order",
     "special.log_ndtr@float64": "the gradient in the far left tail: PyTorch's divides by its own ndtr, which loses "
     "accuracy there (1e-12 relative from x = -4); ours is exp(-x^2/2) / sqrt(2 pi) over an accurate ndtr",
     **dict.fromkeys(
