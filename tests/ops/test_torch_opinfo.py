@@ -684,11 +684,6 @@ KNOWN: dict[str, str] = {
 KNOWN_SLOW: dict[str, str] = {
     "special.log_ndtr@float64": "the gradient in the far left tail: PyTorch's divides by its own ndtr, which loses "
     "accuracy there (1e-12 relative from x = -4); ours is exp(-x^2/2) / sqrt(2 pi) over an accurate ndtr",
-    **dict.fromkeys(
-        ["special.zeta@float64", "special.zeta@float32"],
-        "zeta(x, q) at huge x (1e20) with a negative "
-        "non-integer q: PyTorch's series gives inf, ours NaN (the terms (q + k)^-x of a negative base)",
-    ),
 }
 
 
