@@ -681,10 +681,7 @@ KNOWN: dict[str, str] = {
 }
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
-KNOWN_SLOW: dict[str, str] = {
-    "special.log_ndtr@float64": "the gradient in the far left tail: PyTorch's divides by its own ndtr, which loses "
-    "accuracy there (1e-12 relative from x = -4); ours is exp(-x^2/2) / sqrt(2 pi) over an accurate ndtr",
-}
+KNOWN_SLOW: dict[str, str] = {}
 
 
 def _known(table: dict[str, str], op_id: str, dname: str) -> str | None:

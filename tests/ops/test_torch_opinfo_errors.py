@@ -329,7 +329,6 @@ def _dtype_cases() -> list[tuple[str, str, str]]:
 # Reviewed differences: "op_id#k" (error input k) or "op_id/edge" -> reason
 # ---------------------------------------------------------------------------------------------
 
-_UNBOUND = "PyTorch's OpInfo calls the unbound Tensor method on a Python number; no Python operator reaches that call"
 _EMPTY_HALF = (
     "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
 )
@@ -340,12 +339,6 @@ KNOWN: dict[str, str] = {
         f"chalf/{d}": "NumPy has no complex32: x.chalf() raises for every dtype, where PyTorch converts"
         for d in ("bool", "int64", "uint8", "int8", "int16", "int32", "float16", "float64")
     },
-    "__radd__#0": _UNBOUND,
-    "__rand__#0": _UNBOUND,
-    "__rmul__#0": _UNBOUND,
-    "__ror__#0": _UNBOUND,
-    "__rxor__#0": _UNBOUND,
-    "__rpow__/bool": _UNBOUND,
     "linalg.det/float16": _EMPTY_HALF,
     "linalg.svd/float16": _EMPTY_HALF,
     "svd/float16": _EMPTY_HALF,

@@ -13,6 +13,7 @@ or from older code:
 - shapes given to ``broadcast_shapes`` as ``None``, ints, tensors, floats or negative sizes;
 - ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data, and a class (a tensor class
   among them) given as data to each constructor;
+- Tensor's operator methods called unbound, on a number or on two tensors;
 - an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``),
   read before the dtype (``torch.std(int_tensor, t)`` is a ``TypeError``);
 - an input with fewer axes than a pool reads (PyTorch's ``IndexError``).
@@ -118,6 +119,14 @@ TYPE_CALLS = [
     for a in ("'a'", "[]", "'float32'", "'torch.float32'", "float", "int", "'torch.IntTensor'", "torch.int32",
               "torch.DoubleTensor", "torch.Tensor", "1.5", "True", "2", "[1.5]", "(2, 3)", "None", "3, 2")
 ]  # fmt: skip
+#: Tensor's operator methods called unbound (PyTorch's OpInfo calls them so): on a number, PyTorch's C methods
+#: raise the descriptor's TypeError; ``__rpow__`` of two tensors is ``torch.pow`` of them swapped
+UNBOUND_CALLS = [
+    f"torch.Tensor.{m}({a}, {b})"
+    for m in ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__", "__add__", "__mul__", "__sub__", "__eq__",
+              "__lt__", "__rpow__")
+    for a, b in (("2", "x.long()"), ("True", "x.bool()"), ("x.bool()", "torch.tensor(True)"), ("x", "x[0]"))
+]  # fmt: skip
 #: classes given as data to the constructors: the legacy ones (``torch.Tensor``, ``x.new``) and ``torch.tensor``'s kin
 CLASS_DATA_CALLS = [
     f"{f}({a})"
@@ -134,7 +143,7 @@ def _programs() -> list[str]:
     out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]
-    return out + TYPE_CALLS + CLASS_DATA_CALLS
+    return out + TYPE_CALLS + CLASS_DATA_CALLS + UNBOUND_CALLS
 
 
 PROGRAMS = _programs()

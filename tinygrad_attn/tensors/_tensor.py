@@ -844,6 +844,8 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
+        if isinstance(other, Tensor):  # (PyTorch's torch.pow(other, self): Tensor.__rpow__(t, base) called unbound)
+            return other.__pow__(self)
         if self.dtype == np.bool_ and other.__class__ is bool:
             return _bool_pow(other, self)
         return ops.Pow.apply(*_promoted(self._operand(other), self))
