@@ -124,8 +124,8 @@ TYPE_CALLS = [
 UNBOUND_CALLS = [
     f"torch.Tensor.{m}({a}, {b})"
     for m in ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__", "__add__", "__mul__", "__sub__", "__eq__",
-              "__lt__", "__rpow__")
-    for a, b in (("2", "x.long()"), ("True", "x.bool()"), ("x.bool()", "torch.tensor(True)"), ("x", "x[0]"))
+              "__lt__", "__and__", "__xor__", "__lshift__", "__truediv__", "__mod__", "__rpow__")
+    for a, b in (("2", "x.long()"), ("True", "x.bool()"), ("x.bool()", "torch.tensor(True)"), ("x", "x[1]"))
 ]  # fmt: skip
 #: classes given as data to the constructors: the legacy ones (``torch.Tensor``, ``x.new``) and ``torch.tensor``'s kin
 CLASS_DATA_CALLS = [

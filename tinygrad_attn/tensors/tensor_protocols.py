@@ -95,13 +95,13 @@ C_OPERATORS = frozenset(
 )  # fmt: skip
 
 
-def _binary_operator(fn: Any, operands: tuple[type, ...] = _OPERANDS) -> Any:
+def _binary_operator(fn: Any, operands: tuple[type, ...] = _OPERANDS, name: str | None = None) -> Any:
     """``fn`` as PyTorch's operators are: an operand they do not take (a list, a tuple, an array,
     a ``Fraction``, a string) and a TypeError of the op give ``NotImplemented``, so Python tries the
     other operand's method and then raises its own TypeError (``t + [1, 2]``), or runs the other
     type's rule: ``[1, 2] * tga.tensor(2)`` repeats the list, as in PyTorch. One of
     :data:`C_OPERATORS` called unbound on what is no tensor raises PyTorch's TypeError."""
-    name = fn.__name__
+    name = name or fn.__name__
     in_c = name in C_OPERATORS
 
     @functools.wraps(fn)
@@ -129,4 +129,4 @@ def install_binary_operators(cls: type) -> None:
     for name in BINARY_OPERATORS:
         fn = getattr(cls, name, None)
         if fn is not None and not hasattr(fn, "binary_operator_of"):
-            setattr(cls, name, _binary_operator(fn, _OPERANDS_OF.get(name, _OPERANDS)))
+            setattr(cls, name, _binary_operator(fn, _OPERANDS_OF.get(name, _OPERANDS), name))
