@@ -59,9 +59,6 @@ KNOWN: dict[str, str] = {
     "PyTorch's (nn.RNN.forward, nn.GRU.forward, nn.LSTM.forward are compared)",
     "nn.RNNCellBase.forward": "as nn.RNNBase.forward: PyTorch's RNNCell, GRUCell and LSTMCell each define "
     "forward(input, hx=None); ours share RNNCellBase's",
-    "nn.functional.layer_norm": "normalized_shape has a default (None: the last axis) for the library's first form "
-    "layer_norm(x, weight, bias, eps), which its tests and engine/arguments.py's checks still use; "
-    "every PyTorch call means the same",
 }
 
 

@@ -36,7 +36,7 @@ PYTORCH_PAIRS = {
 }  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos); torch.repeat_interleave(repeats) alone)
 # and the library's own methods whose name PyTorch gives a free function only (PyTorch's Tensor has
 # neither): ``x.layer_norm(weight, bias, eps)`` normalises the last axis, ``tga.layer_norm`` is
-# ``torch.layer_norm(input, normalized_shape, ...)`` (which takes that call too); ``x.dropout(p)`` is
+# ``torch.layer_norm(input, normalized_shape, ...)``; ``x.dropout(p)`` is
 # ``F.dropout``, ``tga.dropout(input, p, train)`` ATen's spelling
 LIBRARY_METHODS = {"layer_norm", "dropout"}
 

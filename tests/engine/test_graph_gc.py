@@ -58,7 +58,7 @@ def _composites():
     loss = (
         tga.functional.cross_entropy(x, t)
         + x.softmax(-1).sum()
-        + tga.functional.layer_norm(x, _rand(5), _rand(5)).sum()
+        + tga.functional.layer_norm(x, (5,), _rand(5), _rand(5)).sum()
     )
     loss.backward()
     with tga.decompose():

@@ -25,7 +25,15 @@ CASES = {
     "group_norm": ("F.group_norm(A((2,2,3)), 1, B((2,)), C((2,)))"),
     "instance_norm": ("F.instance_norm(A((1,2,3)), weight=B((2,)), bias=C((2,)))"),
     "instance_norm_run": ("F.instance_norm(A((1,2,3)), B((2,)), C((2,)).abs()+1, use_input_stats=True)"),
+    "instance_norm_stats": (
+        "(lambda m, v: (F.instance_norm(A((2,2,3)), m, v, use_input_stats=True, momentum=0.5), T_.cat([m, v]))[1])"
+        "(B((2,)), C((2,)).abs()+1)"
+    ),
     "batch_norm_train": ("F.batch_norm(A((2,3)), B((3,)), C((3,)).abs()+1, training=True)"),
+    "batch_norm_stats": (
+        "(lambda m, v: (F.batch_norm(A((2,3)), m, v, training=True, momentum=0.5), T_.cat([m, v]))[1])"
+        "(B((3,)), C((3,)).abs()+1)"
+    ),
     "batch_norm_eval": ("F.batch_norm(A((2,3)), B((3,)), C((3,)).abs()+1, training=False)"),
     "batch_norm_w": ("F.batch_norm(A((2,3)), None, None, B((3,)), C((3,)), training=True)"),
     "rms_norm": ("F.rms_norm(A((2,3)), (3,), B((3,)))"),
@@ -56,6 +64,8 @@ CASES = {
     "smoothl1": ("F.smooth_l1_loss(A((2,3)), B((2,3)))"),
     "gaussnll": ("F.gaussian_nll_loss(A((2,3)), B((2,3)), A((2,3)).abs()+1)"),
     "poisson": ("F.poisson_nll_loss(A((2,3)), B((2,3)).abs())"),
+    "poisson_full": ("F.poisson_nll_loss(A((2,3)), B((2,3)).abs() + 1, full=True)"),
+    "poisson_rates": ("F.poisson_nll_loss(A((2,3)).abs(), B((2,3)).abs(), log_input=False, full=True)"),
     "margin_rank": ("F.margin_ranking_loss(A((3,)), B((3,)), A((3,)).sign())"),
     "hinge": ("F.hinge_embedding_loss(A((3,)), B((3,)).sign())"),
     "cos_emb": ("F.cosine_embedding_loss(A((2,3)), B((2,3)), T_.tensor([1,-1]))"),
@@ -137,13 +147,7 @@ CASES.update(
 
 
 #: name-A-B -> why ours differs (strict xfail: a fix shows here)
-_INT_STATS = ("PyTorch's instance norm writes float statistics into int64 running buffers (truncated); ours refuses "
-              "the in-place write of a float into an integer tensor")  # fmt: skip
-KNOWN = {
-    **{f"instance_norm_run-{d}-int64": _INT_STATS for d in ("float16", "float32", "float64")},
-    "poisson-int64-float16": "an int64 input: PyTorch's exp(input) - target * input is float32 (its int64 * float16 "
-    "product is float16, the exp float32); ours computes in the target's float16",
-}
+KNOWN = {}
 
 
 def _run(lib, expr: str, da: str, db: str):
@@ -198,3 +202,43 @@ def test_mixed_dtypes_as_in_torch(name, da, db):
     tol = 4e-3 if "float16" in (da, db) else 1e-5
     np.testing.assert_allclose(got.detach().numpy().astype(np.float64),
                                want.detach().numpy().astype(np.float64), rtol=tol, atol=tol)  # fmt: skip
+
+
+#: calls that move float16 (or bfloat16) running statistics of a float16 (bfloat16) input in place, each
+#: returning the statistics after the call (``X``: the input, ``M``/``V``: the buffers)
+RUNNING_CALLS = {
+    "F.batch_norm": "F.batch_norm(X, M, V, training=True, momentum=0.5)",
+    "F.instance_norm": "F.instance_norm(X, M, V, use_input_stats=True, momentum=0.5)",
+    "torch.batch_norm": "T_.batch_norm(X, None, None, M, V, True, 0.5, 1e-5, False)",
+    "torch.native_batch_norm": "T_.native_batch_norm(X, None, None, M, V, True, 0.5, 1e-5)",
+    "torch.instance_norm": "T_.instance_norm(X, None, None, M, V, True, 0.5, 1e-5, False)",
+}
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(RUNNING_CALLS))
+def test_half_running_statistics_move_as_pytorchs(name, dt):
+    """The op computes a float16 input in float32 (PyTorch's opmath), on float32 copies of its buffers:
+    what it writes into them reaches the caller's buffers."""
+    x0 = np.random.default_rng(1).standard_normal((3, 2, 4)) * 3
+    got = []
+    for lib in (torch, tga):
+        env = {"F": lib.nn.functional, "T_": lib, "X": lib.tensor(x0).to(getattr(lib, dt)),
+               "M": lib.tensor([1.0, -2.0]).to(getattr(lib, dt)), "V": lib.tensor([2.0, 3.0]).to(getattr(lib, dt))}  # fmt: skip
+        eval(RUNNING_CALLS[name], env)  # noqa: S307 - the table above
+        got.append(np.concatenate([env["M"].float().numpy(), env["V"].float().numpy()]))
+    # (one unit in the last place: ours averages the samples' statistics before rounding them)
+    np.testing.assert_allclose(got[1], got[0], rtol=2**-7 if dt == "bfloat16" else 2**-10)
+    assert not np.array_equal(got[1], [1.0, -2.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("module", ["BatchNorm1d(2)", "InstanceNorm1d(2, track_running_stats=True)"])
+def test_a_half_norm_layer_moves_its_statistics_as_pytorchs(module):
+    x0 = np.random.default_rng(2).standard_normal((3, 2, 4))
+    got = []
+    for lib in (torch, tga):
+        m = eval(f"lib.nn.{module}", {"lib": lib}).half()  # noqa: S307 - the parameters above
+        m(lib.tensor(x0).half())
+        got.append(np.concatenate([m.running_mean.float().numpy(), m.running_var.float().numpy()]))
+    np.testing.assert_allclose(got[1], got[0], rtol=2**-10, atol=2**-14)
+    assert not np.array_equal(got[1], [0.0, 0.0, 1.0, 1.0])

@@ -702,8 +702,6 @@ _AS_STRIDED_SCATTER = (
     "ours is the true one, checked against finite differences (tests/tensor/test_pytorch_names_torch.py)"
 )
 KNOWN: dict[str, str] = {
-    "special.hermite_polynomial_he@float32": "float32 rounding of the recurrence at large x: PyTorch's CPU kernel "
-    "computes in another order (1.95636 against 1.95630, 3e-5 relative)",
     "as_strided_scatter@float64": _AS_STRIDED_SCATTER,
     "matrix_exp@float16": "PyTorch's CPU float16 matrix_exp is not the exponential: its float16 path takes the "
     "double-precision branch (norm thresholds and coefficient tables of doubles) on float16 tensors, giving NaN for "
@@ -712,17 +710,7 @@ KNOWN: dict[str, str] = {
 }
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
-KNOWN_SLOW: dict[str, str] = {
-    "special.laguerre_polynomial_l@uint8": "uint8 x and n computed in float32: a value near -5.9e8 rounds to another "
-    "float32 in PyTorch's recurrence order",
-    "special.log_ndtr@float64": "the gradient in the far left tail: PyTorch's divides by its own ndtr, which loses "
-    "accuracy there (1e-12 relative from x = -4); ours is exp(-x^2/2) / sqrt(2 pi) over an accurate ndtr",
-    **dict.fromkeys(
-        ["special.zeta@float64", "special.zeta@float32"],
-        "zeta(x, q) at huge x (1e20) with a negative "
-        "non-integer q: PyTorch's series gives inf, ours NaN (the terms (q + k)^-x of a negative base)",
-    ),
-}
+KNOWN_SLOW: dict[str, str] = {}
 
 
 def _known(table: dict[str, str], op_id: str, dname: str) -> str | None:

@@ -334,7 +334,6 @@ def _dtype_cases() -> list[tuple[str, str, str]]:
 # Reviewed differences: "op_id#k" (error input k) or "op_id/edge" -> reason
 # ---------------------------------------------------------------------------------------------
 
-_UNBOUND = "PyTorch's OpInfo calls the unbound Tensor method on a Python number; no Python operator reaches that call"
 _NO_COMPLEX32 = "float16 parts: PyTorch makes a complex32 (chalf) tensor; NumPy has no complex32, so ours refuses"
 KNOWN: dict[str, str] = {
     **{f"{name}/float16": _NO_COMPLEX32 for name in ("complex", "view_as_complex")},
@@ -342,12 +341,6 @@ KNOWN: dict[str, str] = {
         f"chalf/{d}": "NumPy has no complex32: x.chalf() raises for every dtype, where PyTorch converts"
         for d in ("bool", "int64", "uint8", "int8", "int16", "int32", "float16", "bfloat16", "float64")
     },
-    "__radd__#0": _UNBOUND,
-    "__rand__#0": _UNBOUND,
-    "__rmul__#0": _UNBOUND,
-    "__ror__#0": _UNBOUND,
-    "__rxor__#0": _UNBOUND,
-    "__rpow__/bool": _UNBOUND,
 }
 
 

@@ -73,7 +73,7 @@ def test_composites_fused_and_decomposed(device, rng, decompose):
     x, w = rand(rng, 2, 5, 6, device=device), rand(rng, 6, device=device)
 
     def fn(x, w):
-        y = F.layer_norm(x, w, None).softmax(-1)
+        y = F.layer_norm(x, w.shape, w, None).softmax(-1)
         return (F.gelu(y) * x).log_softmax(-1).mean()
 
     prog = _check_replay(fn, [x, w], rng, decompose=decompose)

@@ -50,12 +50,6 @@ KNOWN_RETURNS: set[str] = {
     "F.l1_loss('t23', 5)",
     # a number as the target is this library's convenience, as in mse_loss
     "F.l1_loss('t23', True)",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t23', None)",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t23',)",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('te',)",
     # a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size
     "F.mse_loss('t23', -1)",
     # a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size
@@ -94,12 +88,6 @@ KNOWN_RETURNS: set[str] = {
     "tga.get_device()",
     # the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's
     "tga.get_device(None,)",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t23', None)",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t23',)",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('te',)",
     # view_copy is Tensor.view's copy, which takes one int; PyTorch's free view_copy refuses it
     "tga.view_copy('t23', -1)",
 }
@@ -133,16 +121,6 @@ KNOWN_CLASSES: dict[str, str] = {
     "F.l1_loss('t23', (2, 3))": "AttributeError, not InvalidArgumentError",
     # a number as the target is this library's convenience, as in mse_loss
     "F.l1_loss('t23', 0, 'tix')": "AttributeError, not InvalidArgumentError",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t0',)": "TypeError, not InvalidArgumentError",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t23', 't0')": "TypeError, not InvalidArgumentError",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t23', 't23')": "TypeError, not InvalidArgumentError",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('t23', 't23', 't23')": "TypeError, not InvalidArgumentError",
-    # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
-    "F.layer_norm('tix', 't23')": "TypeError, not InvalidArgumentError",
     "F.lp_pool1d('t23', 't23', 0)": "RuntimeError, not TypeError",
     "F.lp_pool2d('t23', 't23', 0)": "IndexError, not TypeError",
     "F.lp_pool2d('t23', 0, 'tix')": "ValueError, not TypeError",
@@ -176,16 +154,6 @@ KNOWN_CLASSES: dict[str, str] = {
     "symeig('t23', 0, 0)": "TypeError, not RuntimeError",
     "tga.get_device('a',)": "TypeError, not RuntimeError",
     "tga.get_device(3,)": "TypeError, not CudaUnavailableError",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t0',)": "TypeError, not InvalidArgumentError",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t23', 't0')": "TypeError, not InvalidArgumentError",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t23', 't23')": "TypeError, not InvalidArgumentError",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('t23', 't23', 't23')": "TypeError, not InvalidArgumentError",
-    # torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis
-    "tga.layer_norm('tix', 't23')": "TypeError, not InvalidArgumentError",
     "tga.pca_lowrank('t23', 't0')": "ValueError, not TypeError",
     "tga.tensordot('t23', 0, 'tix')": "AssertionError, not TypeError",
     # view_copy is Tensor.view's copy, which takes one int; PyTorch's free view_copy refuses it

@@ -11,7 +11,9 @@ or from older code:
   (``torch.trapezoid(y, None)``, ``torch.nuclear_norm(A, None)``);
 - PyTorch's deprecated forms that still run (``x.addcmul(2, a, b)``: the value first);
 - shapes given to ``broadcast_shapes`` as ``None``, ints, tensors, floats or negative sizes;
-- ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data;
+- ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data, and a class (a tensor class
+  among them) given as data to each constructor;
+- Tensor's operator methods called unbound, on a number or on two tensors;
 - an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``),
   read before the dtype (``torch.std(int_tensor, t)`` is a ``TypeError``);
 - an input with fewer axes than a pool reads (PyTorch's ``IndexError``).
@@ -32,7 +34,8 @@ torch = pytest.importorskip("torch")
 
 X = "torch.arange(6.0, dtype=torch.float64).reshape(2, 3)"
 #: what goes where a dtype goes: PyTorch's dtypes, and what is not one
-DTYPES = ["torch.float32", "torch.int64", "torch.bool", "None", "'a'", "'U5'", "[]", "3", "1.5", X, "object", "str"]
+DTYPES = ["torch.float32", "torch.int64", "torch.bool", "torch.complex64", "torch.uint8", "None", "'a'", "'U5'", "[]",
+          "3", "1.5", X, "object", "str"]  # fmt: skip
 #: calls with a ``dtype`` slot ``{d}``
 DTYPE_CALLS = [
     "torch.zeros(2, dtype={d})", "torch.ones(2, 3, dtype={d})", "torch.full((2,), 1, dtype={d})",
@@ -40,6 +43,9 @@ DTYPE_CALLS = [
     "torch.as_tensor([1, 0], dtype={d})", "torch.zeros_like(x, dtype={d})", "torch.ones_like(x, dtype={d})",
     "x.new_zeros(2, dtype={d})", "x.new_ones((2,), dtype={d})", "x.new_full((2,), 1, dtype={d})",
     "x.to(dtype={d})", "x.sum(dtype={d})", "x.cumsum(0, dtype={d})", "torch.empty(2, dtype={d}).shape",
+    "torch.arange(0, 3, 1.5, dtype={d})", "torch.range(0, 2, dtype={d})", "torch.linspace(0, 2, 3, dtype={d})",
+    "torch.linspace(0, 2, 0, dtype={d})", "torch.logspace(0, 1, 2, dtype={d})", "torch.randperm(3, dtype={d}).shape",
+    "x.cumprod(1, dtype={d})", "torch.cumsum(x.bool(), 0, dtype={d})",
 ]  # fmt: skip
 #: free functions whose method takes its list of ints one by one, and what a user passes as that list
 LIST_CALLS = ["reshape", "tile", "flip", "permute", "hsplit", "vsplit", "tensor_split", "squeeze", "count_nonzero"]
@@ -111,7 +117,21 @@ TYPE_CALLS = [
     f"x.{m}({a})"
     for m in ("type", "new")
     for a in ("'a'", "[]", "'float32'", "'torch.float32'", "float", "int", "'torch.IntTensor'", "torch.int32",
-              "torch.DoubleTensor", "1.5", "True", "2", "[1.5]", "(2, 3)", "None", "3, 2")
+              "torch.DoubleTensor", "torch.Tensor", "1.5", "True", "2", "[1.5]", "(2, 3)", "None", "3, 2")
+]  # fmt: skip
+#: Tensor's operator methods called unbound (PyTorch's OpInfo calls them so): on a number, PyTorch's C methods
+#: raise the descriptor's TypeError; ``__rpow__`` of two tensors is ``torch.pow`` of them swapped
+UNBOUND_CALLS = [
+    f"torch.Tensor.{m}({a}, {b})"
+    for m in ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__", "__add__", "__mul__", "__sub__", "__eq__",
+              "__lt__", "__and__", "__xor__", "__lshift__", "__truediv__", "__mod__", "__rpow__")
+    for a, b in (("2", "x.long()"), ("True", "x.bool()"), ("x.bool()", "torch.tensor(True)"), ("x", "x[1]"))
+]  # fmt: skip
+#: classes given as data to the constructors: the legacy ones (``torch.Tensor``, ``x.new``) and ``torch.tensor``'s kin
+CLASS_DATA_CALLS = [
+    f"{f}({a})"
+    for f in ("torch.Tensor", "torch.tensor", "torch.as_tensor", "x.new_tensor", "torch.FloatTensor")
+    for a in ("torch.DoubleTensor", "torch.Tensor", "torch.LongTensor", "float", "object", "torch.float32")
 ]  # fmt: skip
 
 
@@ -123,23 +143,13 @@ def _programs() -> list[str]:
     out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]
-    return out + TYPE_CALLS
+    return out + TYPE_CALLS + CLASS_DATA_CALLS + UNBOUND_CALLS
 
 
 PROGRAMS = _programs()
 
 #: forms where the library keeps a convenience of its own, by reason
-KNOWN = {
-    "torch.arange(3, dtype=torch.bool)": "a dtype= is checked against the kernels PyTorch has by the input's "
-    "dtype only: arange and cumsum into bool, which PyTorch has no kernel for, compute here",
-    **{
-        f"torch.nn.functional.layer_norm(x, {v})": "a tensor as layer_norm's second argument is the library's first "
-        "form, layer_norm(x, weight, bias), over the last axis"
-        for v in ("torch.tensor(1)", "torch.tensor([1, 1])", "torch.tensor(2.5)", X)
-    },
-    "x.new(torch.DoubleTensor)": "a tensor class as data: PyTorch's RuntimeError comes from its legacy "
-    "constructor's dispatch; ours is the TypeError of data that is not data",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _run(lib, code: str):

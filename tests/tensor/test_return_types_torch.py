@@ -30,9 +30,16 @@ CALLS = {
     "nanmedian": "torch.nanmedian(v, 0)", "qr": "torch.qr(A)", "sort": "torch.sort(v)", "svd": "torch.svd(A)",
     "topk": "torch.topk(v, 2)", "triangular_solve": "torch.triangular_solve(A, A.triu())",
 }  # fmt: skip
-#: torch.slogdet and Tensor.slogdet are linalg.slogdet here (one function): linalg's name
-KNOWN = {"slogdet": "torch.slogdet is torch.linalg.slogdet here: its result is named linalg_slogdet"}
 CALLS["slogdet"] = "torch.slogdet(A)"
+#: named results by an op's other spellings (its method, its older top-level name): each PyTorch's class
+ALIASES = [
+    "A.slogdet()", "torch.det(A)", "A.det()", "torch.svd(A)", "A.svd()", "torch.qr(A)", "A.qr()", "A.geqrf()",
+    "A.max(1)", "A.min(1)", "torch.max(A, dim=0)", "A.sort()", "A.topk(2)", "A.kthvalue(2)", "A.mode()", "A.median(0)",
+    "A.nanmedian(0)", "A.cummax(0)", "A.cummin(0)", "A.aminmax()", "A.frexp()", "v.histogram(3)",
+    "A.triangular_solve(A.triu())", "torch.lu_unpack(*A.lu())", "torch.std_mean(A)", "torch.var_mean(A, 0)",
+    "torch.linalg.eigvals(A)", "torch.linalg.lu_factor_ex(A)", "torch.linalg.cholesky_ex(A @ A.mT, upper=True)",
+]  # fmt: skip
+KNOWN: dict[str, str] = {}
 
 
 def _names() -> list[str]:
@@ -80,3 +87,12 @@ def test_named_result_as_pytorchs(name: str) -> None:
         assert repr(ours).split("=")[0] == repr(theirs).split("=")[0]
     again = pickle.loads(pickle.dumps(ours))
     assert type(again) is type(ours) and all(repr(a) == repr(b) for a, b in zip(again, ours))
+
+
+@pytest.mark.parametrize("call", ALIASES)
+def test_an_other_spelling_names_its_result_as_pytorch(call: str) -> None:
+    A = [lib.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], dtype=lib.float64) for lib in (torch, tga)]
+    v = [lib.tensor([3.0, 1.0, 2.0, 1.0], dtype=lib.float64) for lib in (torch, tga)]
+    theirs, ours = (eval(call, {"torch": lib, "A": a, "v": b}) for lib, a, b in zip((torch, tga), A, v))  # noqa: S307
+    assert type(ours).__name__ == type(theirs).__name__
+    assert repr(ours).split("(")[0].replace("tinygrad_attn", "torch") == repr(theirs).split("(")[0]

@@ -323,7 +323,7 @@ def test_backward_steps_show_only_the_arrays_their_formula_reads():
     assert _reads(d, "add backward") == []  # d(a + b) needs no array
     assert _reads(d, "exp backward") == ["exp output"]  # g * exp(x): its own output
     assert _reads(d, "reshape backward") == []  # only a shape
-    ln = dot_of(F.layer_norm(x, w, b).sum(), backward=True, params={"w": w, "b": b})
+    ln = dot_of(F.layer_norm(x, w.shape, w, b).sum(), backward=True, params={"w": w, "b": b})
     assert _reads(ln, "layer_norm backward") == [
         "layer_norm intermediate",
         "layer_norm intermediate",

@@ -115,7 +115,7 @@ def test_titles_with_underscores_keep_clear_of_the_line_below():
 def test_the_legend_explains_shares_and_intermediates():
     x = Tensor.randn(4, 5, requires_grad=True, name="x")
     w = Tensor.ones(5, requires_grad=True, name="w")
-    d = dot_of(F.layer_norm(x, w).sum() + x.sum(), backward=True)
+    d = dot_of(F.layer_norm(x, w.shape, w).sum() + x.sum(), backward=True)
     legend = d.label("legend")
     assert "one share per use" in legend and "intermediate" in legend
     assert any(d.title(n) == "layer_norm intermediate" for n in d.of_kind("saved"))

@@ -182,10 +182,10 @@ def _is_output_size(v: Any) -> bool:
     return _is_ints(v)
 
 
-def _is_shape_or_weight(v: Any) -> bool:
-    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]`` (of no fixed length: not one int), or a
-    tensor, the library's first form ``layer_norm(x, weight, bias)`` (the shape then the last axis)."""
-    return (_is_ints(v) and not _is_int(v)) or isinstance(v, _function.Tensor)
+def _is_normalized_shape(v: Any) -> bool:
+    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]`` of no fixed length (not one int), whose
+    parser takes no tensor there (``F.layer_norm(x, torch.tensor([3]))`` is its ``TypeError``)."""
+    return _is_ints(v) and not _is_int(v)
 
 
 def _is_dim(v: Any) -> bool:
@@ -240,7 +240,7 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "ints|Tensor": lambda v: _is_ints(v) or isinstance(v, _function.Tensor),
     "tensors": _is_sequence_of_tensors,
     "sizes": _is_output_size,
-    "shape": _is_shape_or_weight,
+    "shape": _is_normalized_shape,
     "dtype": is_dtype,
 }
 _PLAIN = {

@@ -16,7 +16,7 @@ from . import function as _function
 from .backward import run_backward
 from .bfloat16 import BFLOAT16
 from .function import FreedArray, Function
-from .switches import Scope, _State, decompose
+from .switches import Scope, _State, decompose, no_grad
 from .versions import as_seen_by, changed_since
 
 if TYPE_CHECKING:
@@ -114,11 +114,11 @@ def _overload(rule: tuple[str, tuple[str, ...]], params: dict[str, inspect.Param
     return int(tensors) if kind == "tensor" else int(not tensors)
 
 
-def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict, np.dtype] | None:
-    """``args`` and ``kw`` with their float16 (or bfloat16) tensors in float32, and that dtype; or
-    None where no tensor is of one of them, a floating tensor is of another dtype, or the call writes
-    in place (``inplace=True``: into the caller's tensor). Integer and bool tensors (indices,
-    offsets, masks) stay as they are."""
+def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict, np.dtype, list] | None:
+    """``args`` and ``kw`` with their float16 (or bfloat16) tensors in float32, that dtype, and each
+    widened tensor with its float32 copy and the copy's version; or None where no tensor is of one of
+    them, a floating tensor is of another dtype, or the call writes in place (``inplace=True``: into the
+    caller's tensor). Integer and bool tensors (indices, offsets, masks) stay as they are."""
     Tensor = _function.Tensor  # noqa: N806
     low = None
     for v in (*args, *kw.values()) if kw else args:  # (a float32 call leaves at its first tensor)
@@ -138,10 +138,25 @@ def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, d
     if kw.get("dtype") is not None and np.dtype(kw["dtype"]) != low:  # (mean(dtype=float32): its result's dtype)
         return None
 
-    def up(v: Any) -> Any:
-        return v.astype(_SINGLE) if isinstance(v, Tensor) and v.dtype == low else v
+    widened: list = []
 
-    return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}, np.dtype(low)
+    def up(v: Any) -> Any:
+        if not (isinstance(v, Tensor) and v.dtype == low):
+            return v
+        wide = v.astype(_SINGLE)
+        widened.append((v, wide, wide._version))
+        return wide
+
+    return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}, np.dtype(low), widened
+
+
+def _written_back(widened: list) -> None:
+    """Into each caller's tensor whose float32 copy the op wrote in place (a norm's running statistics),
+    the values written, rounded to its dtype: the op's buffers are the caller's, as PyTorch's."""
+    for given, wide, seen in widened:
+        if wide._version != seen:
+            with no_grad():
+                given.copy_(wide)
 
 
 def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -155,7 +170,9 @@ def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kw: Any) -> Any:
         keeps = getattr(fn, "keeps_half", None)  # (a call PyTorch refuses in float16: fn's own check says so)
         if (keeps is None or not keeps(args, kw)) and (wide := _in_float32(args, kw, inplace_at)) is not None:
-            return _rounded_to(fn(*wide[0], **wide[1]), wide[2])
+            out = fn(*wide[0], **wide[1])
+            _written_back(wide[3])
+            return _rounded_to(out, wide[2])
         return fn(*args, **kw)
 
     return run
@@ -210,7 +227,9 @@ def composite(
         @functools.wraps(reference)
         def run(*args: Any, **kw: Any) -> Tensor:
             if half and (wide := _in_float32(args, kw, inplace_at)) is not None:
-                return _rounded_to(run(*wide[0], **wide[1]), wide[2])
+                out = run(*wide[0], **wide[1])
+                _written_back(wide[3])
+                return _rounded_to(out, wide[2])
             if fused is not None and not _State.decompose:
                 out = fused(*args, **kw)
                 if out is not None:

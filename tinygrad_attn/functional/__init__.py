@@ -312,20 +312,15 @@ def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | Non
 
 
 @public(function=True, functional=True)
-def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
     """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
     mean 0 and variance 1, then ``* weight + bias`` (each of ``normalized_shape``).
 
-    (The library's own ``layer_norm(x, weight, bias, eps)``, over the last axis, is accepted
-    too: a tensor in second place is read as ``weight``.)
+    ``normalized_shape`` is PyTorch's ``int[]``: a tensor there is its ``TypeError``. The last axis
+    alone, with a weight and a bias of its size, is the method ``x.layer_norm(weight, bias, eps)``.
     """
     x = input
-    if isinstance(normalized_shape, Tensor):  # the library's own call: (x, weight, bias, eps)
-        weight, bias, eps = normalized_shape, weight, (eps if bias is None else bias)
-        normalized_shape = None
-    if normalized_shape is None:
-        normalized_shape = x.shape[-1:]
     shape = _trailing_shape("layer_norm", x, normalized_shape, weight=weight, bias=bias)
     if len(shape) == 1:
         return row_major_result(_layer_norm_last(x, weight, bias, eps))  # (PyTorch's: row-major, any input)

@@ -35,14 +35,15 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     x = _F.tensor_arg(input, op)
     check_dtype(op, x, "numeric")  # (integer rates give a float loss, as PyTorch's formula does)
     if isinstance(target, Tensor) and (target.dtype.kind == "f" or x.dtype.kind == "f"):
-        x, target = _F._computed_together(op, x, target)  # (PyTorch's dtype: both promoted)
+        _F._computed_together(op, x, target)  # (its checks: the dtypes come from PyTorch's formula below)
     else:
         target = _F._as_operand(op, target, x)
+    # (ATen's formula, op by op: each step's dtype is its operands' promotion, as PyTorch's; an int64 input's
+    # exp is float32 whatever the target's float16)
     loss = x.exp() - target * x if log_input else x - target * (x + eps).log()
-    if full:
-        safe = where(target > 1, target, 1.0)  # (the log is only read where target > 1)
-        stirling = safe * safe.log() - safe + 0.5 * (2.0 * math.pi * safe).log()
-        loss = loss + where(target > 1, stirling, 0.0)
+    if full:  # (Stirling's term everywhere, masked where target <= 1: its gradient there is 0 * inf, NaN at 0)
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = (loss + stirling.masked_fill(target <= 1, 0)).to(loss.dtype)  # (ATen's loss +=: the loss's dtype)
     return _F._reduce(loss, reduction)
 
 

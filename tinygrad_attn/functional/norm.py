@@ -131,13 +131,15 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
         xc = x - mean
         var = (xc * xc).mean(axes, keepdims=True)
         m = float(momentum)
+        # (PyTorch's: each sample's copy of a buffer, in the input's dtype, moves by its own statistics; the
+        # copies' mean is copied back, so an integer buffer keeps it truncated and a bool one its truth)
+        per_sample = {"mean": mean.detach().reshape(x.shape[0], c),
+                      "var": var.detach().reshape(x.shape[0], c) * (count / (count - 1))}  # fmt: skip
         with no_grad():
-            if running_mean is not None:
-                batch_mean = mean.detach().reshape(x.shape[0], c).mean(0).astype(running_mean.dtype)
-                running_mean.mul_(1.0 - m).add_(batch_mean * m)
-            if running_var is not None:
-                unbiased = var.detach().reshape(x.shape[0], c).mean(0) * (count / (count - 1))
-                running_var.mul_(1.0 - m).add_(unbiased.astype(running_var.dtype) * m)
+            for buffer, stat in ((running_mean, per_sample["mean"]), (running_var, per_sample["var"])):
+                if buffer is not None:
+                    moved = (buffer.astype(x.dtype) * (1.0 - m) + stat * m).astype(given)  # (N, C)
+                    buffer.copy_(moved.mean(0))
         y = xc / (var + eps).sqrt()
     else:
         if running_mean is None or running_var is None:

@@ -204,9 +204,9 @@ def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
     return ops.Det.apply(_matrices(A, "det", square=True))
 
 
-@public(method=True)
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
-    """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
+    """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one); its older
+    spelling ``tga.slogdet`` and the method are in :mod:`.legacy`."""
     x = _matrices(A, "slogdet", square=True)
     _on_host(x, "slogdet")
     if x.dtype.kind == "c" and x.shape[-1] and x.requires_grad:  # (a complex sign turns with A: PyTorch's gradient)

@@ -21,14 +21,27 @@ from ..engine.warn import warn as _user_warn
 from ..functional.checks import tensor_arg as _tensor
 from ..tensors._tensor import InvalidArgumentError, Tensor
 from ..tensors.mutation.out_argument import written_to_out
+from ..tensors.return_types import structseq
 from ..tensors.shape import dims
 from . import cholesky as _cholesky
 from . import matrix_norm, multi_dot, pinv, vector_norm
+from . import slogdet as _linalg_slogdet
 
 
 def _deprecated(old: str, new: str) -> None:
     _user_warn(f"torch.{old} is deprecated in favor of {new} and will be removed in a future PyTorch release.",
                   UserWarning)  # fmt: skip
+
+
+#: ``torch.slogdet``'s result, named apart from ``linalg.slogdet``'s (``torch.return_types.slogdet``)
+Slogdet = structseq("slogdet", ("sign", "logabsdet"))
+
+
+@public(name="slogdet", method=True)
+def slogdet_legacy(input: Tensor) -> Slogdet:  # noqa: A002 - PyTorch's names
+    """``torch.slogdet(A)`` and ``A.slogdet()``: ``tga.linalg.slogdet``, whose result PyTorch names
+    ``linalg_slogdet`` there and ``slogdet`` here."""
+    return Slogdet(*_linalg_slogdet(input))
 
 
 @public(name="cholesky", method=True)

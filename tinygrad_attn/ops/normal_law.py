@@ -72,12 +72,13 @@ def _erfc_array(ns, u):
 
 
 def log_ndtr_array(ns, x):
-    """``log Phi(x)`` of a float64 array: below -1 as ``log(erfcx(-x/sqrt2) / 2) - x^2/2`` (no
-    underflow: finite down to where ``x^2`` overflows), above as ``log1p(-erfc(x/sqrt2) / 2)``."""
+    """``log Phi(x)`` of a float64 array: below -1 as ``log(erfcx(t) / 2) - t^2``, ``t = -x/sqrt2`` (no
+    underflow: finite down to where ``t^2`` overflows), above as ``log1p(-erfc(x/sqrt2) / 2)``: PyTorch's
+    steps, whose rounding its gradient ``exp(-(log_ndtr(x) + x^2/2))`` magnifies in the far left tail."""
     xp = ns.device.xp
     lo = x < -1.0
     t = xp.where(lo, -x, 1.0) * _SQRT1_2
-    left = xp.log(erfcx_array(ns, t) / 2.0) - xp.where(lo, x, 0.0) ** 2 / 2.0
+    left = xp.log(erfcx_array(ns, t) / 2.0) - t * t  # (PyTorch's t * t: its gradient reads these very digits)
     right = xp.log1p(-_erfc_array(ns, xp.where(lo, 0.0, x) * _SQRT1_2) / 2.0)
     return xp.where(lo, left, right)
 

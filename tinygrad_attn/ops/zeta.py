@@ -23,6 +23,7 @@ _BERNOULLI = [b / math.factorial(2 * j) for j, b in enumerate(
     [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
      854513 / 138, -236364091 / 2730], start=1)]  # fmt: skip
 _DIRECT = 9  # (terms summed directly, and the least q + k the formula starts from)
+_MACHEP = 1.11022302462515654042e-16  # (Cephes' machine epsilon, PyTorch's test for a negligible term)
 
 
 def zeta_array(raw, x, q):
@@ -34,17 +35,25 @@ def zeta_array(raw, x, q):
     # the direct terms: q + k for k = 0 .. n, n the least >= 9 with q + n > 9
     n = raw.maximum(_DIRECT, raw.floor(_DIRECT - qs) + 1.0)
     total = qs**-xs
+    # (PyTorch's sum stops where a term is below its machine epsilon of the total: past it, a total
+    # already infinite, (-0.5)^-1e20 = inf, stays so instead of meeting the tail's 0 * inf)
+    done = raw.zeros(total.shape, dtype=bool)
     top = int(raw.max(n)) if n.size else 0
     for k in range(1, top + 1):
-        total = total + raw.where(k <= n, (qs + k) ** -xs, 0.0)
+        term = (qs + k) ** -xs
+        adds = (k <= n) & ~done
+        total = raw.where(adds, total + term, total)
+        done = done | (adds & (raw.abs(term / total) < _MACHEP))
     w = qs + n
     last = w**-xs
-    total = total + last * w / (xs - 1.0) - last / 2.0
+    total = raw.where(done, total, total + last * w / (xs - 1.0) - last / 2.0)
     rising, power = raw.ones_like(xs), last
     for j, c in enumerate(_BERNOULLI):
         rising = rising * (xs + 2 * j) if j == 0 else rising * (xs + 2 * j - 1) * (xs + 2 * j)
         power = power / w if j == 0 else power / (w * w)
-        total = total + c * rising * power
+        term = c * rising * power
+        total = raw.where(done, total, total + term)
+        done = done | (raw.abs(term / total) < _MACHEP)
     out = raw.where(domain, total, math.nan)
     # x = inf: a term |q + k| < 1 makes it inf, q = 1 is 1; PyTorch's sum is NaN above (its 0 * inf)
     out = raw.where(domain & raw.isinf(x), raw.where(q < 1.0, math.inf, raw.where(q == 1.0, 1.0, math.nan)), out)

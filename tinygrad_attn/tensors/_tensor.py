@@ -193,6 +193,22 @@ def _as_class(result: Any, cls: type) -> Any:
     return result
 
 
+def is_tensor_class(cls: Any) -> bool:
+    """``Tensor`` (or a subclass) or a typed class (``DoubleTensor``: a class of one ``dtype``) itself,
+    which PyTorch's constructors refuse as data by errors of their own."""
+    return isinstance(cls, type) and (issubclass(cls, Tensor) or isinstance(getattr(cls, "dtype", None), np.dtype))
+
+
+def class_as_data_error(cls: type) -> Exception:
+    """PyTorch's legacy constructor's error for a class given as data (``torch.Tensor(c)``, ``x.new(c)``):
+    a tensor class is read as a storage and refused as none (RuntimeError); any other class is no
+    sequence (TypeError)."""
+    if is_tensor_class(cls):
+        return RuntimeError(f"not a storage '{type(cls).__name__}' (new(): {cls.__name__} is a tensor class, "
+                            "not data; pass a tensor, a list or an array)")  # fmt: skip
+    return TypeError(f"new(): data must be a sequence (got type); {cls.__name__} is a class, not data")
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -272,6 +288,8 @@ class Tensor:
             if dev is None:
                 dev = default_device()
         else:
+            if isinstance(data, type):
+                raise class_as_data_error(data)
             try:
                 src = device_of_array(data)
                 arr = data
@@ -826,6 +844,8 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
+        if isinstance(other, Tensor):  # (PyTorch's torch.pow(other, self): Tensor.__rpow__(t, base) called unbound)
+            return other.__pow__(self)
         if self.dtype == np.bool_ and other.__class__ is bool:
             return _bool_pow(other, self)
         return ops.Pow.apply(*_promoted(self._operand(other), self))
@@ -1049,11 +1069,15 @@ class Tensor:
         (``"float32"``, ``np.float32``) its ``ValueError``, any other value its ``TypeError``."""
         if dtype is None:
             return legacy_type_name(self)
+        if dtype is Tensor:  # (the default tensor type: of the default dtype)
+            dtype = "torch.Tensor"
         if isinstance(dtype, type) and not isinstance(getattr(dtype, "dtype", None), np.dtype):
             dtype = f"{dtype.__module__}.{dtype.__qualname__}".removeprefix("builtins.")
         if isinstance(dtype, str):
             where, _, name = dtype.rpartition(".")
             found = [k for k, v in _LEGACY_TYPES.items() if v == name]
+            if dtype == "torch.Tensor":
+                found = [get_default_dtype().name]
             if where not in ("torch", "torch.cuda") or not found:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = found[0]

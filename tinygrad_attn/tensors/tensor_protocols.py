@@ -86,14 +86,29 @@ _PLAIN = frozenset((Tensor, int, float))  # (the common operands, checked by cla
 _OPERANDS_OF = {"__eq__": (*_OPERANDS, np.ndarray), "__rtruediv__": (object,)}
 
 
-def _binary_operator(fn: Any, operands: tuple[type, ...] = _OPERANDS) -> Any:
+#: the operators PyTorch defines in C (``torch._C.TensorBase``'s): called unbound on what is no tensor
+#: (``torch.Tensor.__radd__(2, t)``, which no Python operator does) they raise the descriptor's TypeError;
+#: the others are Python functions of ``torch.Tensor`` and compute with any first operand
+C_OPERATORS = frozenset(
+    f"__{n}__" for n in ("add radd iadd sub isub mul rmul imul truediv ifloordiv mod imod matmul and rand iand or "
+                         "ror ior xor rxor ixor lshift ilshift rshift irshift eq ne lt le gt ge").split()
+)  # fmt: skip
+
+
+def _binary_operator(fn: Any, operands: tuple[type, ...] = _OPERANDS, name: str | None = None) -> Any:
     """``fn`` as PyTorch's operators are: an operand they do not take (a list, a tuple, an array,
     a ``Fraction``, a string) and a TypeError of the op give ``NotImplemented``, so Python tries the
     other operand's method and then raises its own TypeError (``t + [1, 2]``), or runs the other
-    type's rule: ``[1, 2] * tga.tensor(2)`` repeats the list, as in PyTorch."""
+    type's rule: ``[1, 2] * tga.tensor(2)`` repeats the list, as in PyTorch. One of
+    :data:`C_OPERATORS` called unbound on what is no tensor raises PyTorch's TypeError."""
+    name = name or fn.__name__
+    in_c = name in C_OPERATORS
 
     @functools.wraps(fn)
     def operator(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Any:
+        if in_c and self.__class__ is not Tensor and not isinstance(self, Tensor):
+            raise TypeError(f"descriptor '{name}' for 'torch._C.TensorBase' objects doesn't apply to a "
+                            f"'{type(self).__name__}' object")  # fmt: skip
         if other.__class__ not in _PLAIN and not isinstance(other, operands) and not hasattr(other, "_tga_arg"):
             # (``_tga_arg``: a compiled step's NumPy argument while traced, symbolic.trace.ArgArray, taken as
             # the program's input it is)
@@ -114,4 +129,4 @@ def install_binary_operators(cls: type) -> None:
     for name in BINARY_OPERATORS:
         fn = getattr(cls, name, None)
         if fn is not None and not hasattr(fn, "binary_operator_of"):
-            setattr(cls, name, _binary_operator(fn, _OPERANDS_OF.get(name, _OPERANDS)))
+            setattr(cls, name, _binary_operator(fn, _OPERANDS_OF.get(name, _OPERANDS), name))

@@ -33,13 +33,28 @@ from ..promotion import float_dtype_of
 @dataclass(frozen=True)
 class _Family:
     """One polynomial family: its degree-1 value, its step from ``(p, q)`` (degrees ``j - 1``, ``j``)
-    to degree ``j + 1``, and its special cases (a function of ``(xp, x, n)`` giving ``(mask, value)``
-    pairs, the first true one winning)."""
+    to degree ``j + 1`` as ``(a * q - b) / d``, ``step(x, j, p) = (a, b, d)`` (``d`` None: no division),
+    and its special cases (a function of ``(xp, x, n)`` giving ``(mask, value)`` pairs, the first true
+    one winning)."""
 
     first: Callable[[Any], Any]
-    step: Callable[[Any, int, Any, Any], Any]
+    step: Callable[[Any, int, Any], tuple[Any, Any, Any]]
     cases: Callable[[Any, Any, Any], list[tuple[Any, Any]]]
     hermite: bool = False
+
+
+#: a wider type in which ``a * q`` is exact (float32) or nearly so (float64, in the host's long double)
+_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.float64): np.longdouble}
+
+
+def _fused(xp: Any, a: Any, q: Any, b: Any) -> Any:
+    """``a * q - b`` rounded once, as PyTorch's compiled kernels compute their recurrences (the compiler
+    fuses the product into the subtraction: one fused multiply-add); on a device without a wider type
+    for the dtype, the plain expression."""
+    wide = _WIDER.get(q.dtype)
+    if wide is None or (wide is np.longdouble and xp is not np):
+        return a * q - b
+    return (xp.asarray(a).astype(wide) * q.astype(wide) - b.astype(wide)).astype(q.dtype)
 
 
 def _even(n: Any) -> Any:
@@ -96,9 +111,9 @@ def _chebyshev(kind: str, shifted: bool) -> _Family:
         s = x + x - 1.0 if shifted else x
         return s if offset is None else (s + s if offset == 0.0 else s + s + offset)
 
-    def step(x: Any, j: int, p: Any, q: Any) -> Any:
+    def step(x: Any, j: int, p: Any) -> tuple[Any, Any, Any]:
         s = x + x - 1.0 if shifted else x
-        return (s + s) * q - p
+        return s + s, p, None
 
     return _Family(first, step, _chebyshev_cases(kind, shifted))
 
@@ -115,14 +130,12 @@ def _legendre_cases(xp: Any, x: Any, n: Any) -> list[tuple[Any, Any]]:
 _FAMILIES: dict[str, _Family] = {
     **{f"chebyshev_polynomial_{k}": _chebyshev(k, False) for k in "tuvw"},
     **{f"shifted_chebyshev_polynomial_{k}": _chebyshev(k, True) for k in "tuvw"},
-    "hermite_polynomial_h": _Family(lambda x: x + x, lambda x, j, p, q: (x + x) * q - (2 * j) * p, _none, True),
-    "hermite_polynomial_he": _Family(lambda x: x, lambda x, j, p, q: x * q - j * p, _none, True),
+    "hermite_polynomial_h": _Family(lambda x: x + x, lambda x, j, p: (x + x, (2 * j) * p, None), _none, True),
+    "hermite_polynomial_he": _Family(lambda x: x, lambda x, j, p: (x, j * p, None), _none, True),
     "laguerre_polynomial_l": _Family(
-        lambda x: 1.0 - x, lambda x, j, p, q: (((j + j) + (1.0 - x)) * q - j * p) / (j + 1), _laguerre_cases
+        lambda x: 1.0 - x, lambda x, j, p: ((j + j) + (1.0 - x), j * p, j + 1), _laguerre_cases
     ),
-    "legendre_polynomial_p": _Family(
-        lambda x: x, lambda x, j, p, q: ((j + j + 1) * x * q - j * p) / (j + 1), _legendre_cases
-    ),
+    "legendre_polynomial_p": _Family(lambda x: x, lambda x, j, p: ((j + j + 1) * x, j * p, j + 1), _legendre_cases),
 }
 
 
@@ -141,7 +154,8 @@ def _polynomial_raw(xp: Any, x: Any, n: Any, family: str) -> Any:
         p, q = one, f.first(x)
         top = int(xp.max(n)) if n.size else 0
         for j in range(1, top):  # (degree j + 1 from degrees j - 1 and j, where n reaches it)
-            r = f.step(x, j, p, q)
+            a, b, d = f.step(x, j, p)
+            r = _fused(xp, a, q, b) if d is None else _fused(xp, a, q, b) / d
             more = n > j
             p, q = xp.where(more, q, p), xp.where(more, r, q)
             if not bool(xp.any(more & ~xp.isnan(q))):  # (as PyTorch's loop, which stops at a NaN)

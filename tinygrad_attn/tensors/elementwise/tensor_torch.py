@@ -24,7 +24,7 @@ from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .. import dtypes as _dtypes
-from .._tensor import InvalidArgumentError, Tensor, _add, where
+from .._tensor import InvalidArgumentError, Tensor, _add, is_tensor_class, where
 from ..dtypes import UnsupportedDtypeError
 from ..promotion import _FLOATS, _as_float, _promoted, _promoted_div, other_and_alpha
 from ..shape import dims
@@ -157,6 +157,8 @@ def type_as(self, other: Tensor) -> Tensor:
 def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                layout: Any = None, pin_memory: bool = False) -> Tensor:  # fmt: skip
     """A new leaf holding a copy of ``data``, of this tensor's dtype and device unless given."""
+    if is_tensor_class(data):  # (read as torch.tensor reads data, not as the legacy constructor: PyTorch's TypeError)
+        raise TypeError(f"new_tensor(): {data.__name__} is a tensor class, not data; pass a tensor, a list or an array")
     if isinstance(data, Tensor) and tracing() and data._dev is self._dev and device is None:  # (an op at each replay)
         return _new(data.detach().clone().astype(dtype or self.dtype), requires_grad)
     return _new(Tensor(data, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)

@@ -29,8 +29,15 @@ from ...engine.warn import warn as _user_warn
 from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
-from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import fill_value_in, get_default_dtype, scalar_type_name, set_default_dtype, unheld_array_error
+from .._tensor import Size, Tensor, _shape_args, class_as_data_error, is_tensor_class
+from ..dtypes import (
+    UnsupportedDtypeError,
+    fill_value_in,
+    get_default_dtype,
+    scalar_type_name,
+    set_default_dtype,
+    unheld_array_error,
+)
 from .python_data import is_array, is_sequence, read_python_data, refuse_data, torch_dtype_of
 from .tensor_creation import drawn, on_meta
 
@@ -59,6 +66,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         return out if out._dev is not data._dev else relaid(out, strides_for(data.shape, data.stride(), None))
     if data is None:  # (PyTorch's reading: data of no dtype; an operand None stays the operators' TypeError)
         raise RuntimeError("Could not infer dtype of NoneType (tensor: None is no data)")
+    if is_tensor_class(data):  # (PyTorch reads such a class's __cuda_array_interface__, a property: its TypeError)
+        raise TypeError(f"tensor(): {data.__name__} is a tensor class, not data; pass a tensor, a list or an array")
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex)) or is_sequence(data):
@@ -432,11 +441,29 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     """
     if int(n) < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    _counting_kernel("randperm", dtype or np.int64)
     arr = random_transforms.randperm(generator_for(generator, "randperm"), int(n))
     return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
 
 
 _NO_START: Any = type("_NoStart", (), {"__repr__": lambda self: "0"})()  # (arange(end=3): start 0)
+
+#: the dtypes of PyTorch's CPU kernels that count or space values (its real dtypes but bool and the
+#: unsigned ones past uint8; linspace and logspace have complex ones too): another ``dtype=`` is its
+#: ``NotImplementedError``, named by the kernel
+_REAL_COUNTING = frozenset(("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"))
+_COUNTING_KERNELS = {
+    "arange_cpu": _REAL_COUNTING, "range_cpu": _REAL_COUNTING, "randperm": _REAL_COUNTING,
+    "linspace_cpu": _REAL_COUNTING | {"complex64", "complex128"}, "logspace_cpu": _REAL_COUNTING | {"complex64", "complex128"},
+}  # fmt: skip
+
+
+def _counting_kernel(kernel: str, dtype: Any) -> None:
+    """Refuse a ``dtype=`` that PyTorch's counting kernel ``kernel`` has no instance for
+    (``arange(3, dtype=torch.bool)``), with its message."""
+    dt = np.dtype(dtype)
+    if dt.name not in _COUNTING_KERNELS[kernel]:
+        raise UnsupportedDtypeError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
 @public(method=True, static=True)
@@ -458,6 +485,7 @@ def arange(start: float = _NO_START, end: float | None = None, step: float = 1, 
     if dtype is None:
         whole = all(isinstance(v, int) for v in (start, end, step))
         dtype = np.int64 if whole else get_default_dtype()
+    _counting_kernel("arange_cpu", dtype)
     if step == 0:
         raise InvalidArgumentError(f"arange: step must be nonzero (start {start}, end {end})")
     if not all(math.isfinite(v) for v in (start, end)):
@@ -497,6 +525,7 @@ def range(start: float, end: float, step: float = 1, *, dtype: Any = None, devic
         raise RuntimeError(f"range: upper bound and larger bound inconsistent with step sign (start {start}, end "
                            f"{end}, step {step})")  # fmt: skip
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    _counting_kernel("range_cpu", dt)
     n = int(math.floor((end - start) / step)) + 1
     arr = start + np.arange(n, dtype=np.float64) * step
     return Tensor(arr.astype(dt), device=device, requires_grad=requires_grad)
@@ -506,8 +535,6 @@ def range(start: float, end: float, step: float = 1, *, dtype: Any = None, devic
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
-    if dtype is not None and np.dtype(dtype) == np.bool_:  # (as PyTorch: no evenly spaced booleans)
-        raise RuntimeError("linspace: bool is not a supported dtype; make a float or integer range and compare it")
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim != 0:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
@@ -522,6 +549,8 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
                         f"{type(given).__name__}; steps must be an int")  # fmt: skip
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if steps:  # (no steps: no kernel runs, as PyTorch's)
+        _counting_kernel("linspace_cpu", dtype or get_default_dtype())
     # (0-d tensors are read as numbers, as PyTorch's: a float32 start makes no float32 arithmetic)
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     return Tensor(_evenly_spaced_host(start, end, steps, np.dtype(dtype or get_default_dtype())), device=device,
@@ -585,6 +614,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = np.dtype(dtype or get_default_dtype())
+    if steps:  # (no steps: no kernel runs, as PyTorch's)
+        _counting_kernel("logspace_cpu", dt)
     if dt.kind in "iub":  # (an integer result takes integer exponent bounds, as PyTorch's: -1.5 is -1)
         start, end = int(start), int(end)
     # (as PyTorch's kernel: the first half counted from start, the second from end, in the output's
@@ -848,6 +879,8 @@ class _TypedTensorType(type):
                 raise TypeError(f"{name}: a shape must be non-negative ints, got {args}; pass data as one list")
             return Tensor(np.zeros(tuple(int(n) for n in args), cls.dtype), device=device)  # (torch: uninitialised)
         data = args[0]
+        if isinstance(data, type):  # (a class is no data: the legacy constructor's error, as Tensor(c)'s)
+            raise class_as_data_error(data)
         if isinstance(data, Tensor):
             if data.dtype != cls.dtype:
                 raise TypeError(
