@@ -99,7 +99,11 @@ def _mismatch_lines(what: str, equality: bool, extra: str, diffs: list[tuple[str
     ``(kind, difference, index, tolerance)``, the tolerance shown when one is not 0."""
     lines = [f"{what} are not {'equal' if equality else 'close'}!", "", extra]
     for kind, diff, index, tol in diffs:
-        line = f"{kind.title()} difference: {diff}" if index is None else f"Greatest {kind} difference: {diff} at index {index}"
+        line = (
+            f"{kind.title()} difference: {diff}"
+            if index is None
+            else f"Greatest {kind} difference: {diff} at index {index}"
+        )
         lines.append(line + ("" if equality else f" (up to {tol} allowed)"))
     return lines
 
