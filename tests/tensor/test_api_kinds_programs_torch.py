@@ -489,6 +489,11 @@ def k_param(r: random.Random) -> str:
 # -- (f) comparing tensors -------------------------------------------------------------------------------
 
 
+def _finite(dtype: str) -> str:
+    """NaN and infinities made finite before a cast to an integer dtype (whose value C leaves undefined)."""
+    return "" if dtype in FLOATS else ".nan_to_num(0.0, 5.0, -5.0)"
+
+
 def k_close(r: random.Random) -> str:
     da, db = r.choice(DTYPES[:-2] + ["torch.float32"] * 3), r.choice(DTYPES[:-2] + ["torch.float32"] * 3)
     va = [r.choice([0.0, 1.0, 2.0, 1.0000001, float("nan"), float("inf"), 3.0]) for _ in range(3)]
@@ -498,7 +503,7 @@ def k_close(r: random.Random) -> str:
                    ", atol=0.1, rtol=0.1, equal_nan=False", ", check_layout=True"])  # fmt: skip
     ikw = r.choice(["", ", equal_nan=True", ", rtol=0.0, atol=0.0", ", atol=1.0", ", rtol=-1.0"])
     lines = ["nan, inf = float('nan'), float('inf')",
-             f"a = torch.tensor({va!r}).to({da})", f"b = torch.tensor({vb!r}).to({db})",
+             f"a = torch.tensor({va!r}){_finite(da)}.to({da})", f"b = torch.tensor({vb!r}){_finite(db)}.to({db})",
              f"M(lambda: torch.testing.assert_close(a, b{kw}))",
              f"M(lambda: torch.testing.assert_close(a, a.clone(){kw}))",
              f"M(lambda: torch.testing.assert_close(a, b.to(a.dtype){kw}))",
@@ -545,8 +550,50 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 FAST_SEEDS = range(0, 40)
 SLOW_SEEDS = range(40, 1600)
 
+_FORWARD_AD = "torch.autograd.forward_ad (dual tensors, make_dual/unpack_dual) is not implemented: no module"
+_COMPLEX32 = ("PyTorch's complex32 (ComplexHalf: float16.to_complex(), float16 promoted with a complex number, the "
+              "complex default under float16) has no dtype here: complex64 stands in")  # fmt: skip
+_VMAP_NONE = ("vmap out_dims=None for an output that depends on the mapped input: PyTorch's ValueError needs batched "
+              "tensors, and vmap here is a loop that cannot tell (it returns the first index's output)")  # fmt: skip
+_ORTHOGONAL = "parametrizations.orthogonal(use_trivialization=False) is not implemented (NotImplementedError)"
+_ZERO_BLOCK = ("autograd.functional.hessian(create_graph=True, vectorize=True): PyTorch's vectorized path returns a "
+               "block that is identically 0 (no dependence) requiring grad; ours is a constant zero")  # fmt: skip
+
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN: dict[int, str] = {}
+KNOWN: dict[int, str] = {
+    **dict.fromkeys(range(0, 1600, 8), _FORWARD_AD),  # (every program of the kind ``fwd_ad``)
+    **dict.fromkeys(
+        (
+            44,
+            92,
+            148,
+            204,
+            308,
+            356,
+            484,
+            604,
+            628,
+            660,
+            684,
+            836,
+            1004,
+            1036,
+            1092,
+            1156,
+            1236,
+            1292,
+            1324,
+            1500,
+            1580,
+        ),
+        _COMPLEX32,
+    ),  # fmt: skip
+    **dict.fromkeys((89, 457, 505, 897, 1137, 1233, 1369, 1497), _VMAP_NONE),
+    **dict.fromkeys(
+        (110, 286, 414, 422, 542, 710, 742, 798, 934, 942, 1110, 1254, 1326, 1350, 1438, 1510, 1574, 1598), _ORTHOGONAL
+    ),  # fmt: skip
+    **dict.fromkeys((289, 321, 353, 569, 737, 1425), _ZERO_BLOCK),
+}
 
 
 test_api_kind_programs_run_as_in_torch, test_more_api_kind_programs_run_as_in_torch = seed_tests(

@@ -404,8 +404,9 @@ def _views_inference(inputs: Sequence[Any]) -> bool:
 
 
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
+    """PyTorch's error for an inference tensor whose values a recorded op's backward reads (not its shape only)."""
     for i, t in enumerate(inputs):
-        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
+        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.reads_values and fn.keeps_input(i):
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
                 f"in computation tracked by autograd ({fn.op_name_of()}: input {i} of shape {tuple(t.shape)}). To work "
@@ -582,7 +583,8 @@ class Function:
         out._grad = None
         out.name = None
         out._uses = 0
-        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
+        # (inside inference_mode nothing is recorded, even under enable_grad: PyTorch's inference tensors)
+        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable and not _State.inference:
             out._requires_grad = True
             out._ctx = fn
             fn.inputs = inputs

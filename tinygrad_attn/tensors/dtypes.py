@@ -220,7 +220,17 @@ def _default_of_category(category: int) -> np.dtype:
     """A Python number's dtype by its category (bool, integer, floating, complex)."""
     if category == 2:
         return _DEFAULT_FLOAT[0]
-    return {0: bool, 1: int64, 3: complex128 if _DEFAULT_FLOAT[0] == float64 else complex64}[category]
+    if category == 3:
+        return default_complex_dtype()
+    return {0: bool, 1: int64}[category]
+
+
+def default_complex_dtype() -> np.dtype:
+    """The dtype of a complex Python number, by the default dtype (complex128 with float64); PyTorch's
+    error where the default is bfloat16, which has no complex dtype."""
+    if _DEFAULT_FLOAT[0] is bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return complex128 if _DEFAULT_FLOAT[0] == float64 else complex64
 
 
 def _dtype_argument(op: str, names: tuple[str, str], *values: object) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
-from .dtypes import finfo, torch_dtype
+from .dtypes import finfo, promote_types, torch_dtype
 
 __all__ = ["assert_close", "make_tensor", "assert_allclose"]
 
@@ -55,8 +55,16 @@ def _host(x: Any) -> np.ndarray:
     return x._read("assert_close") if isinstance(x, Tensor) else np.asarray(x)  # (not numpy(): bfloat16 has none)
 
 
+def _check_tolerances(rtol: float | None, atol: float | None) -> None:
+    """PyTorch's check, made as each pair of tensors or numbers is compared (two bools take none)."""
+    if (rtol is None) != (atol is None):
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
+                         f"{'atol' if atol is None else 'rtol'}.")  # fmt: skip
+
+
 def _compare_arrays(actual: Any, expected: Any, rtol: float | None, atol: float | None, equal_nan: bool,
                     check_dtype: bool, check_device: bool, msg: Any, path: str) -> None:  # fmt: skip
+    _check_tolerances(rtol, atol)
     a, e = _host(actual), _host(expected)
     if a.shape != e.shape:
         _fail(msg, f"The values for attribute 'shape' do not match: torch.Size({list(a.shape)}) != "
@@ -90,7 +98,7 @@ def _diff_dtype(a: np.ndarray, e: np.ndarray) -> tuple[np.dtype, np.dtype]:
     compared dtype, integers and bool as int64 (then divided as the default float dtype)."""
     if a.dtype.kind in "biu" and e.dtype.kind in "biu":
         return np.dtype(np.int64), np.dtype(np.float32)
-    dt = a.dtype if a.dtype == e.dtype else np.result_type(a.dtype, e.dtype)
+    dt = a.dtype if a.dtype == e.dtype else torch_dtype(promote_types(torch_dtype(a.dtype), torch_dtype(e.dtype))).dtype
     return dt, dt
 
 
@@ -168,6 +176,7 @@ def _compare(actual: Any, expected: Any, rtol: float | None, atol: float | None,
                 f"{type(expected).__name__}(): {expected}\n\nresulted in an unexpected exception: a bool has no "
                 "number dtype."
             )
+        _check_tolerances(rtol, atol)
         actual, expected = (v.item() if isinstance(v, np.number) else v for v in (actual, expected))
         if check_dtype and type(actual) is not type(expected):
             _fail(msg, f"The (d)types do not match: {type(actual)} != {type(expected)}.", path)
@@ -205,9 +214,6 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
                  msg: str | Callable[[str], str] | None = None) -> None:  # fmt: skip
     """Raise ``AssertionError`` unless ``actual`` and ``expected`` are close (see the module);
     ``msg`` (a string, or a function of the default message) replaces the report."""
-    if (rtol is None) != (atol is None):
-        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
-                         f"{'atol' if atol is None else 'rtol'}.")  # fmt: skip
     try:
         _compare(actual, expected, rtol, atol, equal_nan, check_dtype, check_device, allow_subclasses, msg, "")
     except _Mismatch as e:
