@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..engine.switches import enable_grad
@@ -116,6 +116,9 @@ def _stacked(results: list[Any], out_dims: Any) -> Any:
             return first
         if not isinstance(out_dims, int):
             raise ValueError(f"vmap: out_dims must be an int or None for a Tensor output, got {out_dims!r}")
+        if not -(first.ndim + 1) <= out_dims <= first.ndim:  # (the result has one more dimension than each output)
+            raise IndexError(f"vmap: Dimension out of range (expected to be in range of [{-(first.ndim + 1)}, "
+                             f"{first.ndim}], but got {out_dims})")  # fmt: skip
         return stack(results, dim=out_dims % (first.ndim + 1))
     if isinstance(first, (tuple, list)):
         dims = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)
@@ -303,16 +306,28 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> Any:
-    """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``)."""
-    if has_aux:
-        raise NotImplementedError("jvp: has_aux=True is not supported here; return the auxiliary value separately")
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``); with
+    ``has_aux``, ``func`` returns ``(output, aux)`` and ``aux`` comes third, not differentiated."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
     keep = _keeps_graph(primals) or _keeps_graph(tangents)
+    aux: list[Any] = []
+    if has_aux:
+        inner = func
+
+        def func(*xs: Any) -> Any:
+            result = inner(*xs)
+            if not isinstance(result, tuple) or len(result) != 2:
+                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a tuple: (output, aux) "
+                                   "if has_aux is True")  # fmt: skip
+            aux[:] = [result[1]]
+            return result[0]
+
     joined = tuple(_own_leaf(p) for p in primals)
     result = _functional.jvp(func, joined, tangents, strict=strict, create_graph=keep)
     # (a result that reaches none of the leaves the transform made, nor any other, comes out without a graph)
-    return _out(result, keep, _fresh(joined, primals))
+    result = _out(result, keep, _fresh(joined, primals))
+    return (*result, _out(aux[0], keep, _fresh(joined, primals))) if has_aux else result
 
 
 def _own_leaf(t: Any) -> Any:
@@ -329,10 +344,17 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
         nums = _selected(args, argnums, who)
         aux: list[Any] = []
         dtypes: list[Any] = []  # the outputs'
+        trees = [args[n] for n in nums]  # (each a tensor or a tree of them: tuples, lists, dicts)
+        counts = [len(_leaves(t)) for t in trees]
+
+        def regrouped(flat: Sequence[Any]) -> tuple:
+            """Per selected argument, the entries of ``flat`` (one per leaf of all of them) in its tree."""
+            it = iter(flat)
+            return tuple(_tree_map(lambda _: next(it), t) for t in trees)
 
         def of_selected(*chosen: Any) -> Any:
             full = list(args)
-            for n, c in zip(nums, chosen):
+            for n, c in zip(nums, regrouped(chosen)):
                 full[n] = c
             result = func(*full)
             if has_aux:
@@ -341,7 +363,7 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
             dtypes[:] = [o.dtype for o in _leaves(result) if isinstance(o, Tensor)]
             return result
 
-        chosen = tuple(_own_leaf(args[n]) for n in nums)
+        chosen = tuple(_own_leaf(x) for t in trees for x in _leaves(t))
         jac = _functional.jacobian(of_selected, chosen, create_graph=True)
         keep = _keeps_graph(args)
         inner = _fresh(chosen, args)
@@ -350,6 +372,8 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
             rows = jac if out_is_tuple else (jac,)
             rows = tuple(tuple(b.to(dt) for b in row) for row, dt in zip(rows, dtypes))
             jac = rows if out_is_tuple else rows[0]
+        if counts != [1] * len(trees) or any(not isinstance(t, Tensor) for t in trees):  # (blocks in each input's tree)
+            jac = tuple(regrouped(row) for row in jac) if out_is_tuple else regrouped(jac)
         if isinstance(argnums, int):  # (one input: no inner tuple per output)
             jac = tuple(j[0] for j in jac) if out_is_tuple else jac[0]
         jac = _out(jac, keep, inner)

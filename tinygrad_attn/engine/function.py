@@ -400,9 +400,15 @@ def _refuse_layout(cls: Any, t: Any) -> None:
     )
 
 
+def _views_inference(inputs: Sequence[Any]) -> bool:
+    """Whether a view's operand is an inference tensor (made inside ``inference_mode``)."""
+    return any(isinstance(t, Tensor) and switches.is_inference_tensor(t) for t in inputs)
+
+
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
+    """PyTorch's error for an inference tensor whose values a recorded op's backward reads (not its shape only)."""
     for i, t in enumerate(inputs):
-        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
+        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.reads_values and fn.keeps_input(i):
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
                 f"in computation tracked by autograd ({fn.op_name_of()}: input {i} of shape {tuple(t.shape)}). To work "
@@ -579,7 +585,8 @@ class Function:
         out._grad = None
         out.name = None
         out._uses = 0
-        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
+        # (inside inference_mode nothing is recorded, even under enable_grad: PyTorch's inference tensors)
+        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable and not _State.inference:
             out._requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
@@ -603,8 +610,8 @@ class Function:
                 out._base = fn
             if need:  # nothing was recorded: take back the uses counted above, so they stay exact
                 _give_back_uses(inputs)
-        if _State.inference:
-            switches.mark_inference(out)
+        if _State.inference or (cls.view and _State.inference_tensors and _views_inference(inputs)):
+            switches.mark_inference(out)  # (a view of an inference tensor is one too, as PyTorch's)
         if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)
         return out
@@ -1287,7 +1294,8 @@ def _user_frame() -> str:
     return "<unknown>"
 
 
-def _check_finite(fn: Function, arr: Any, phase: str) -> None:
+def _check_no_nan(fn: Function, arr: Any, index: int) -> None:
+    """PyTorch's anomaly error where the ``index``-th gradient ``fn``'s backward returned holds NaN."""
     dev = None
     for t in fn.inputs or ():
         if isinstance(t, Tensor):
@@ -1295,13 +1303,13 @@ def _check_finite(fn: Function, arr: Any, phase: str) -> None:
             break
     if dev is None or arr is None or not hasattr(arr, "dtype"):
         return
-    kind = dev.np_dtype(arr.dtype).kind
-    if kind not in "fc":
+    if dev.np_dtype(arr.dtype).kind not in "fc":
         return
-    if not bool(dev.ops.all(dev.ops.isfinite(arr))):
+    if bool(dev.ops.any(arr != arr)):  # (NaN is the one value unequal to itself)
         where = getattr(fn, "trace", None) or "<unknown>"
         raise RuntimeError(
-            f"detect_anomaly: {fn.op_name} produced NaN or Inf in its {phase}; the op was created at {where}"
+            f"Function '{grad_fn_name(fn)}' returned nan values in its {index}th output.\n"
+            f"The {fn.op_name} it is the backward of was created at {where}"
         )
 
 
@@ -1332,24 +1340,25 @@ def replay_if_stale(t: Tensor) -> None:
 
 
 class AnomalyCheck(Hook):
-    """What ``detect_anomaly`` installs: raise at the first op whose forward or backward
-    makes NaN or Inf, naming the op and the line of user code that created it."""
+    """What ``detect_anomaly`` installs: each op notes the line of user code that made it, and the
+    backward pass raises PyTorch's error at the first node whose gradient holds NaN (while
+    ``check_nan`` is on), naming the node and that line."""
 
     def op(self, fn: Function, inputs: Sequence[Any], out: Any) -> None:
         if out._ctx is not fn:  # (not recorded: the error still names its inputs and scope)
             fn.inputs, fn.scope = inputs, _State.scope
         fn.trace = _user_frame()
-        _check_finite(fn, out._data, "forward")
         super().op(fn, inputs, out)
 
     def after_step(self, fn: Function, grads: Sequence[Any], ns: Any) -> None:
-        for gi in grads:
-            if gi is not None:
-                if ns.recording:
-                    gi = gi._data
-                elif gi.shape is None:  # (a SliceGradient, which has no shape: the slice's gradient)
-                    gi = gi.g
-                _check_finite(fn, gi, "backward")
+        if switches.is_anomaly_check_nan_enabled():
+            for i, gi in enumerate(grads):
+                if gi is not None:
+                    if ns.recording:
+                        gi = gi._data
+                    elif gi.shape is None:  # (a SliceGradient, which has no shape: the slice's gradient)
+                        gi = gi.g
+                    _check_no_nan(fn, gi, i)
         super().after_step(fn, grads, ns)
 
 

@@ -406,27 +406,30 @@ def register_anomaly_check(hook_class: type[Hook]) -> None:
 
 
 class detect_anomaly(_Switch):
-    """Raise at the first op whose forward or backward makes NaN or Inf.
-
-    The error names the op and the line of user code that created it.
+    """PyTorch's anomaly mode: each op notes the line of user code that made it, and (``check_nan``)
+    the backward pass raises PyTorch's ``RuntimeError`` at the first node whose gradient holds NaN,
+    naming the node and that line. A forward's NaN or Inf, and an infinite gradient, are no anomaly
+    (PyTorch's: a mask of ``-inf`` is not an error).
     """
 
     attr, value = "anomaly", True
 
     def __init__(self, check_nan: bool = True) -> None:
-        self.check_nan = check_nan  # (PyTorch's argument; the check here always includes NaN)
+        self.check_nan = check_nan
 
     def __enter__(self) -> None:
         st = _State
         # (an inner detect_anomaly adds no second check)
         ctx = observing(_anomaly_hook()) if not st.anomaly else contextlib.nullcontext()
         ctx.__enter__()
-        st.saved.append(ctx)
+        st.saved.append((ctx, _anomaly_check_nan[0]))
+        _anomaly_check_nan[0] = bool(self.check_nan)
         super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
-        _State.saved.pop().__exit__(*exc)
+        ctx, _anomaly_check_nan[0] = _State.saved.pop()
+        ctx.__exit__(*exc)
 
 
 # -- scopes: the module and composite op an op was made in -------------------------

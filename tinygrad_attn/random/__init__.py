@@ -50,6 +50,11 @@ def _init_genrand(seed: int) -> np.ndarray:
     return np.array(key, dtype=np.uint32)
 
 
+class SeedTypeError(TypeError, RuntimeError):
+    """A seed that is no int given to ``Generator.manual_seed``: PyTorch's ``RuntimeError``
+    ("manual_seed expected a long"), and the ``TypeError`` it is."""
+
+
 class Generator:
     """PyTorch's ``torch.Generator``: a seeded stream of random numbers, passed as
     ``generator=`` to a factory, an in-place fill or an ``nn.init`` function. Every device's
@@ -68,13 +73,10 @@ class Generator:
     # -- seeding and state ------------------------------------------------------------------
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed`` (its low 64 bits, as PyTorch's); returns the generator."""
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-            try:
-                seed = int(seed)
-            except (TypeError, ValueError):
-                raise TypeError(f"manual_seed: expected an int seed, got {type(seed).__name__}") from None
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):  # (``torch.manual_seed`` takes int(seed))
+            raise SeedTypeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = int(seed)
-        if not -(2**63) <= seed < 2**64:
+        if not -(2**63) <= seed < 2**64:  # (PyTorch's "Overflow when unpacking long long")
             raise InvalidArgumentError(f"manual_seed: seed must be within [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff], "
                                f"got {seed}")  # fmt: skip
         if (tracer := active_tracer()) is not None:
@@ -171,10 +173,15 @@ def generator_for(generator: Generator | None, name: str = "random") -> Generato
 
 
 def manual_seed(seed: int) -> Generator:
-    """Make every later random draw repeatable, on every device, with PyTorch's numbers.
+    """Make every later random draw repeatable, on every device, with PyTorch's numbers: the seed
+    read as ``int(seed)`` (a float, a numeric string, a 0-d tensor), as PyTorch's.
 
     >>> manual_seed(0); a = tga.randn(2); manual_seed(0); b = tga.randn(2)  # doctest: +SKIP
     """
+    try:
+        seed = int(seed)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"manual_seed: the seed must be a number int() reads: {e}") from None
     return default_generator.manual_seed(seed)
 
 

@@ -749,8 +749,11 @@ class Tensor:
         return self.astype(np.float64)
 
     def detach(self) -> Tensor:
-        """The same data, cut from the graph."""
-        return self._result_class()._wrap(self._data, self._dev)
+        """The same data, cut from the graph (an inference tensor's detach is one too, as PyTorch's)."""
+        out = self._result_class()._wrap(self._data, self._dev)
+        if _State.inference_tensors and not _State.inference and is_inference_tensor(self):
+            _mark_inference(out)
+        return out
 
     def _result_class(self) -> type:
         """The class of what an op of this tensor makes: its own for a user's subclass, else Tensor."""
@@ -1062,17 +1065,20 @@ class Tensor:
     def bool(self) -> Tensor:
         return self.astype(np.bool_)
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         """As PyTorch's: without a dtype, the legacy type name (``"torch.FloatTensor"``,
         ``"torch.cuda.LongTensor"``); with one (a dtype, such a name or such a class), this tensor
-        converted. Anything else is PyTorch's error: a string or a class that names no tensor type
-        (``"float32"``, ``np.float32``) its ``ValueError``, any other value its ``TypeError``."""
+        converted, and moved to the CUDA device where the name is a ``torch.cuda`` one (PyTorch's
+        ``RuntimeError`` where there is none). Anything else is PyTorch's error: a string or a class
+        that names no tensor type (``"float32"``, ``np.float32``) its ``ValueError``, any other value
+        its ``TypeError``. ``non_blocking`` is PyTorch's (copies here are synchronous)."""
         if dtype is None:
             return legacy_type_name(self)
         if dtype is Tensor:  # (the default tensor type: of the default dtype)
             dtype = "torch.Tensor"
         if isinstance(dtype, type) and not isinstance(getattr(dtype, "dtype", None), np.dtype):
             dtype = f"{dtype.__module__}.{dtype.__qualname__}".removeprefix("builtins.")
+        cuda = False
         if isinstance(dtype, str):
             where, _, name = dtype.rpartition(".")
             found = [k for k, v in _LEGACY_TYPES.items() if v == name]
@@ -1080,10 +1086,11 @@ class Tensor:
                 found = [get_default_dtype().name]
             if where not in ("torch", "torch.cuda") or not found:
                 raise ValueError(f"invalid type: '{dtype}'")
-            dtype = found[0]
+            dtype, cuda = found[0], where == "torch.cuda"
         elif not isinstance(dtype, type) and not isinstance(dtype, _TorchDtype):
             raise TypeError(f"type: dtype must be a type, str, or dtype object, not {type(dtype).__name__}")
-        return self.astype(dtype)
+        out = self.astype(dtype)
+        return out.to("cuda") if cuda and not out._dev.name.startswith("cuda") else out
 
 
 _LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

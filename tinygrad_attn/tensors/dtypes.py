@@ -98,6 +98,10 @@ class dtype:  # noqa: N801 - PyTorch's name
         return torch_dtype({"complex64": "float32", "complex128": "float64"}.get(self.name, self.name))
 
     def to_complex(self) -> dtype:
+        """The complex dtype of this floating one's precision (a complex one itself); PyTorch's
+        ``RuntimeError`` for an integer or bool dtype, which has none."""
+        if self.kind not in "fc":
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_TYPE.get(self.name, self.name)}")
         return torch_dtype(
             {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}.get(
                 self.name, self.name
@@ -216,13 +220,34 @@ def _default_of_category(category: int) -> np.dtype:
     """A Python number's dtype by its category (bool, integer, floating, complex)."""
     if category == 2:
         return _DEFAULT_FLOAT[0]
-    return {0: bool, 1: int64, 3: complex128 if _DEFAULT_FLOAT[0] == float64 else complex64}[category]
+    if category == 3:
+        return default_complex_dtype()
+    return {0: bool, 1: int64}[category]
+
+
+def default_complex_dtype() -> np.dtype:
+    """The dtype of a complex Python number, by the default dtype (complex128 with float64); PyTorch's
+    error where the default is bfloat16, which has no complex dtype."""
+    if _DEFAULT_FLOAT[0] is bfloat16:
+        raise RuntimeError("invalid default scalar type for complex")
+    return complex128 if _DEFAULT_FLOAT[0] == float64 else complex64
+
+
+def _dtype_argument(op: str, names: tuple[str, str], *values: object) -> None:
+    """PyTorch's ``TypeError`` for an argument of ``op`` typed ``torch.dtype`` that is none: a
+    dtype (ours or NumPy's) or a Python type passes, a string, a tensor or None does not."""
+    for position, (name, v) in enumerate(zip(names, values), 1):
+        if not isinstance(v, (dtype, np.dtype, type)):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be torch.dtype, not {type(v).__name__}"
+            )
 
 
 def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
     """PyTorch's ``can_cast``: whether an op may write a result of dtype ``from_`` into a tensor
     of dtype ``to`` (within a category or up, never down: no float into an integer tensor,
     no integer into a bool one)."""
+    _dtype_argument("can_cast", ("from_", "to"), from_, to)
     return _CATEGORY[torch_dtype(from_).kind] <= _CATEGORY[torch_dtype(to).kind]
 
 
@@ -275,6 +300,7 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
     dtype holding both (uint8 with int8 is int16, as NumPy)."""
+    _dtype_argument("promote_types", ("type1", "type2"), a, b)
     a, b = torch_dtype(a), torch_dtype(b)
     if a is b:
         return a

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import cmath
 import collections.abc
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
-from .dtypes import finfo, torch_dtype
+from .dtypes import finfo, promote_types, torch_dtype
 
 __all__ = ["assert_close", "make_tensor", "assert_allclose"]
 
@@ -54,8 +55,16 @@ def _host(x: Any) -> np.ndarray:
     return x._read("assert_close") if isinstance(x, Tensor) else np.asarray(x)  # (not numpy(): bfloat16 has none)
 
 
+def _check_tolerances(rtol: float | None, atol: float | None) -> None:
+    """PyTorch's check, made as each pair of tensors or numbers is compared (two bools take none)."""
+    if (rtol is None) != (atol is None):
+        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
+                         f"{'atol' if atol is None else 'rtol'}.")  # fmt: skip
+
+
 def _compare_arrays(actual: Any, expected: Any, rtol: float | None, atol: float | None, equal_nan: bool,
                     check_dtype: bool, check_device: bool, msg: Any, path: str) -> None:  # fmt: skip
+    _check_tolerances(rtol, atol)
     a, e = _host(actual), _host(expected)
     if a.shape != e.shape:
         _fail(msg, f"The values for attribute 'shape' do not match: torch.Size({list(a.shape)}) != "
@@ -77,9 +86,38 @@ def _compare_arrays(actual: Any, expected: Any, rtol: float | None, atol: float 
     _compare_values(a, e, rtol, atol, equal_nan, msg, path, "Tensor-likes")
 
 
+def _python(x: np.ndarray) -> Any:
+    """A 0-d array's entry as ``Tensor.item()`` gives it: bool, int, float or complex by its kind."""
+    kind = x.dtype.kind
+    cast = bool if kind == "b" else int if kind in "iu" else complex if kind == "c" else float
+    return cast(x.astype(np.complex128 if kind == "c" else np.float64 if kind not in "biu" else x.dtype).item())
+
+
+def _diff_dtype(a: np.ndarray, e: np.ndarray) -> tuple[np.dtype, np.dtype]:
+    """The dtypes PyTorch's report computes the greatest absolute and relative differences in: the
+    compared dtype, integers and bool as int64 (then divided as the default float dtype)."""
+    if a.dtype.kind in "biu" and e.dtype.kind in "biu":
+        return np.dtype(np.int64), np.dtype(np.float32)
+    dt = a.dtype if a.dtype == e.dtype else torch_dtype(promote_types(torch_dtype(a.dtype), torch_dtype(e.dtype))).dtype
+    return dt, dt
+
+
+def _mismatch_lines(what: str, equality: bool, extra: str, diffs: list[tuple[str, Any, Any, float]]) -> list[str]:
+    """PyTorch's report: the header (``equal`` when both tolerances are 0), ``extra``, then each
+    ``(kind, difference, index, tolerance)``, the tolerance shown when one is not 0."""
+    lines = [f"{what} are not {'equal' if equality else 'close'}!", "", extra]
+    for kind, diff, index, tol in diffs:
+        line = (
+            f"{kind.title()} difference: {diff}"
+            if index is None
+            else f"Greatest {kind} difference: {diff} at index {index}"
+        )
+        lines.append(line + ("" if equality else f" (up to {tol} allowed)"))
+    return lines
+
+
 def _compare_values(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bool, msg: Any, path: str,
                     what: str) -> None:  # fmt: skip
-    exact = a.dtype.kind in "biu" and e.dtype.kind in "biu"
     wide = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
     av, ev = a.astype(wide), e.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -88,27 +126,30 @@ def _compare_values(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equa
             close |= np.isnan(av) & np.isnan(ev)
     if close.all():
         return
+    equality = rtol == 0 and atol == 0
+    if a.ndim == 0:  # (PyTorch reports a 0-d tensor as two scalars: its ``item()``s)
+        _scalar_mismatch(_python(a), _python(e), rtol, atol, msg, path)
     n_bad, n = int((~close).sum()), close.size
+    abs_dt, rel_dt = _diff_dtype(a, e)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        abs_diff = np.abs(av - ev)
-        rel_diff = abs_diff / np.abs(ev)
+        abs_diff = np.where(close, 0, np.abs(av - ev)).astype(abs_dt)
+        rel_diff = np.where(close, 0, (abs_diff.astype(wide) / np.abs(ev))).astype(rel_dt)
     # (NaN compares as the largest difference: where one side is NaN, its place is reported)
-    ia = np.unravel_index(int(np.argmax(np.where(np.isnan(abs_diff), np.inf, abs_diff))), close.shape)
-    ir = np.unravel_index(int(np.argmax(np.where(np.isnan(rel_diff), np.inf, rel_diff))), close.shape)
-    kind = "equal" if exact else "close"
-    lines = [f"{what} are not {kind}!", "", f"Mismatched elements: {n_bad} / {n} ({100 * n_bad / n:.1f}%)"]
-    if a.ndim == 0:
-        lines = [f"{'Scalars' if what == 'Scalars' else what} are not {kind}!", ""]
-        lines.append(f"Expected {ev.item()} but got {av.item()}.")
-        lines.append(f"Absolute difference: {abs_diff.item()}" + ("" if exact else f" (up to {atol} allowed)"))
-        lines.append(f"Relative difference: {rel_diff.item()}" + ("" if exact else f" (up to {rtol} allowed)"))
-    else:
-        ad, rd = abs_diff[ia].item(), rel_diff[ir].item()
-        ad = int(ad) if exact and not math.isnan(ad) and not math.isinf(ad) else ad
-        lines.append(f"Greatest absolute difference: {ad} at index {tuple(int(i) for i in ia)}"
-                     + ("" if exact else f" (up to {atol} allowed)"))  # fmt: skip
-        lines.append(f"Greatest relative difference: {rd} at index {tuple(int(i) for i in ir)}"
-                     + ("" if exact else f" (up to {rtol} allowed)"))  # fmt: skip
+    diffs = []
+    for kind, d, tol in (("absolute", abs_diff, atol), ("relative", rel_diff, rtol)):
+        dw = d.astype(np.float64) if d.dtype.kind != "c" else np.abs(d.astype(np.complex128))
+        i = np.unravel_index(int(np.argmax(np.where(np.isnan(dw), np.inf, dw))), close.shape)
+        diffs.append((kind, _python(d[i]), tuple(int(k) for k in i), tol))
+    extra = f"Mismatched elements: {n_bad} / {n} ({100 * n_bad / n:.1f}%)"
+    _fail(msg, "\n".join(_mismatch_lines(what, equality, extra, diffs)), path)
+
+
+def _scalar_mismatch(actual: Any, expected: Any, rtol: float, atol: float, msg: Any, path: str) -> None:
+    """PyTorch's report of two numbers that differ (Python's arithmetic on them: ints stay ints)."""
+    abs_diff = abs(actual - expected)
+    rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
+    diffs = [("absolute", abs_diff, None, atol), ("relative", rel_diff, None, rtol)]
+    lines = _mismatch_lines("Scalars", rtol == 0 and atol == 0, f"Expected {expected} but got {actual}.", diffs)
     _fail(msg, "\n".join(lines), path)
 
 
@@ -124,13 +165,28 @@ def _compare(actual: Any, expected: Any, rtol: float | None, atol: float | None,
                 _fail(msg, f"The (d)types do not match: {type(actual)} != {type(expected)}.", path)
         _compare_arrays(actual, expected, rtol, atol, equal_nan, check_dtype, check_device, msg, path)
         return
+    if isinstance(actual, (bool, np.bool_)) and isinstance(expected, (bool, np.bool_)):
+        if bool(actual) is not bool(expected):
+            _fail(msg, f"Booleans mismatch: {bool(actual)} is not {bool(expected)}", path)
+        return
     if isinstance(actual, _NUMBER + (np.number,)) and isinstance(expected, _NUMBER + (np.number,)):
+        if isinstance(actual, bool) or isinstance(expected, bool):  # (PyTorch's number pair has no dtype for bool)
+            raise RuntimeError(
+                f"Originating a NumberPair() at item {path} with\n\n{type(actual).__name__}(): {actual}\n\nand\n\n"
+                f"{type(expected).__name__}(): {expected}\n\nresulted in an unexpected exception: a bool has no "
+                "number dtype."
+            )
+        _check_tolerances(rtol, atol)
+        actual, expected = (v.item() if isinstance(v, np.number) else v for v in (actual, expected))
         if check_dtype and type(actual) is not type(expected):
             _fail(msg, f"The (d)types do not match: {type(actual)} != {type(expected)}.", path)
-        a, e = np.asarray(actual), np.asarray(expected)
-        if rtol is None:
-            rtol, atol = _TOLERANCES.get("float64", (0.0, 0.0)) if a.dtype.kind in "fc" else (0.0, 0.0)
-        _compare_values(a, e, rtol, atol, equal_nan, msg, path, "Scalars")
+        if rtol is None:  # (int64, float64 and complex128's tolerances: the larger of the two)
+            rtol, atol = (1e-7, 1e-7) if not (isinstance(actual, int) and isinstance(expected, int)) else (0.0, 0.0)
+        if actual == expected or (equal_nan and cmath.isnan(actual) and cmath.isnan(expected)):
+            return
+        diff = abs(actual - expected)
+        if not (cmath.isfinite(diff) and diff <= atol + rtol * abs(expected)):
+            _scalar_mismatch(actual, expected, rtol, atol, msg, path)
         return
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
@@ -158,9 +214,6 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
                  msg: str | Callable[[str], str] | None = None) -> None:  # fmt: skip
     """Raise ``AssertionError`` unless ``actual`` and ``expected`` are close (see the module);
     ``msg`` (a string, or a function of the default message) replaces the report."""
-    if (rtol is None) != (atol is None):
-        raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no "
-                         f"{'atol' if atol is None else 'rtol'}.")  # fmt: skip
     try:
         _compare(actual, expected, rtol, atol, equal_nan, check_dtype, check_device, allow_subclasses, msg, "")
     except _Mismatch as e:

@@ -31,7 +31,9 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
         w = conv_w * scale.reshape(shape + (1,) * (conv_w.ndim - 2)).astype(conv_w.dtype)
         b = (conv_b if conv_b is not None else bn_rm * 0.0) - bn_rm
         b = b * scale + (bn_b if bn_b is not None else 0.0)
-    return Parameter(w, conv_w.requires_grad), Parameter(b.astype(conv_w.dtype), conv_w.requires_grad)
+    # (a missing bias is PyTorch's zeros, which require no grad: neither does the fused bias)
+    b_grad = conv_b is not None and conv_b.requires_grad
+    return Parameter(w, conv_w.requires_grad), Parameter(b.astype(conv_w.dtype), b_grad)
 
 
 def fuse_conv_bn_eval(conv: Module, bn: Module, transpose: bool = False) -> Module:
@@ -54,7 +56,7 @@ def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Ten
         w = linear_w * scale.unsqueeze(-1)
         b = (linear_b if linear_b is not None else bn_rm * 0.0) - bn_rm
         b = b * scale + bn_b
-    return Parameter(w, linear_w.requires_grad), Parameter(b, linear_w.requires_grad)
+    return Parameter(w, linear_w.requires_grad), Parameter(b, linear_b is not None and linear_b.requires_grad)
 
 
 def fuse_linear_bn_eval(linear: Module, bn: Module) -> Module:

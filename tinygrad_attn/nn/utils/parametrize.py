@@ -80,8 +80,13 @@ class ParametrizationList(ModuleList):
                     value = module.right_inverse(value)
                 elif not self.unsafe:
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
-            if self.is_tensor:
-                self.original.data = value.detach() if isinstance(value, Tensor) else value
+            if self.is_tensor:  # (PyTorch's checks: a tensor of the original's dtype)
+                if not isinstance(value, Tensor):
+                    raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+                if value.dtype != self.original.dtype:
+                    raise ValueError(f"The tensor returned by `right_inverse` has dtype {value.dtype} while `original` "
+                                     f"has dtype {self.original.dtype}")  # fmt: skip
+                self.original.data = value.detach()
             else:
                 for i, t in enumerate(value):
                     getattr(self, f"original{i}").data = t.detach()

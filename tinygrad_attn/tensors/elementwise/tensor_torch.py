@@ -109,7 +109,8 @@ def nelement(self) -> int:
 
 @public(method=True)
 def is_floating_point(self) -> bool:
-    return self.dtype.kind in "fc"
+    """Whether the dtype is a real floating one (a complex dtype is not, as PyTorch's)."""
+    return self.dtype.kind == "f"
 
 
 @public(method=True)

@@ -26,7 +26,7 @@ import numpy as np
 from ...engine.quiet import quiet
 from ...runtime.backend import device_of_array
 from .._tensor import Tensor
-from ..dtypes import _HELD, get_default_dtype, promote_types
+from ..dtypes import _HELD, default_complex_dtype, get_default_dtype, promote_types
 from ..dtypes import dtype as _TorchDtype
 
 _NUMBERS = (bool, int, float, complex)
@@ -40,7 +40,7 @@ def torch_dtype_of(arr: np.ndarray) -> np.dtype:
     if kind in "iu":
         return np.dtype(np.int64)
     if kind == "c":  # the complex of the default float: complex128 under float64, as PyTorch's
-        return np.dtype(np.complex128 if get_default_dtype() == np.float64 else np.complex64)
+        return np.dtype(default_complex_dtype())
     return arr.dtype
 
 

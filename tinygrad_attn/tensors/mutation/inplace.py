@@ -165,7 +165,6 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     """
     if t._data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
-    refuse_inference_change(t, name)
     for o in operands:  # (setitem writes a part of t: indexing.setitem checks that part itself)
         if isinstance(o, _function.Tensor) and o._data is not t._data and name != "setitem":
             refuse_partial_overlap(t._data, o._data, name)
@@ -178,7 +177,10 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         with no_grad():
             r = compute(t, *operands)
         _write(t, r, name)
+        # (an inference tensor outside inference_mode: PyTorch's kernel has written when its check raises)
+        refuse_inference_change(t, name)
         return t
+    refuse_inference_change(t, name)
     if t._ctx is None and getattr(getattr(t, "_base", None), "without_grad", False):
         raise RuntimeError(
             f"{name}: A view was created in no_grad mode and is being modified inplace with grad mode enabled "
