@@ -110,36 +110,10 @@ def _raises(kind: str) -> str:
 # Today's differences, reviewed by class: op id -> reason (a fix shows as XPASS: delete its entry).
 # The classes: ops written from other ops (their steps show, PyTorch's one node does not), edges of
 # such ops, views that return their input.
-_FFT = (
-    "PyTorch records FftC2C/FftR2C/FftC2RBackward0 (and its own pads and slices); here every transform is one "
-    "FFTN op with the real/complex conversions and crops around it, which show as their steps"
-)
 KNOWN: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "fft.hfft2",
-            "fft.hfftn",
-            "fft.ihfft2",
-            "fft.ihfftn",
-            "fft.fft",
-            "fft.fft2",
-            "fft.fftn",
-            "fft.hfft",
-            "fft.ifft",
-            "fft.ifft2",
-            "fft.ifftn",
-            "fft.ihfft",
-            "fft.irfft",
-            "fft.irfft2",
-            "fft.irfftn",
-            "fft.rfft",
-            "fft.rfft2",
-            "fft.rfftn",
-        ],
-        _FFT,
-    ),
-    "stft": "PyTorch frames the signal with as_strided and transforms with FftR2CBackward0; here the frames are "
-    "an unfold and the transform the one FFTN op, which show as their steps",
+    "stft": "PyTorch frames the signal with as_strided, transposes in place and squeezes the batch axis "
+    "(SqueezeBackward4 over TransposeBackward1 over FftR2CBackward0 over AsStridedBackward0); here the frames are an "
+    "unfold and the batch axis is taken off by an index (SelectBackward0)",
     "special.ndtr": "PyTorch's ndtr is a composite of erf (MulBackward1 over its steps); ours one op with its gradient",
     "bernoulli": _no_node_here("BernoulliBackward0"),
     "as_strided_copy": "a copy of as_strided here: CloneBackward0 over AsStridedBackward0, where PyTorch's one node is "
