@@ -96,7 +96,7 @@ class Conj(Function):
     reads_values = False
     reads_output = False
     conjugate_backward = False
-    name = "conj_physical"
+    name = "conj"
 
     def forward(self, ns, a):
         return ns.device.xp.conj(a)
@@ -110,6 +110,7 @@ class ConjPhysical(Conj):
     where ``z.conj()`` records ``ConjBackward0``)."""
 
     __slots__ = ()
+    name = "conj_physical"
 
 
 class Complex(Function):
