@@ -150,7 +150,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.cosine_similarity": _edges("SumBackward1"),
     "nn.functional.cross_entropy": _edges("NllLossBackward0"),
     "nn.functional.ctc_loss": _no_node_here("WhereBackward0"),
-    "nn.functional.dropout3d": _no_node_here("SqueezeBackward1"),
     "nn.functional.feature_alpha_dropout.with_train": _edges("AddBackward0"),
     "nn.functional.gaussian_nll_loss": _edges("MulBackward0"),
     "nn.functional.hinge_embedding_loss": _edges("AddBackward0"),
