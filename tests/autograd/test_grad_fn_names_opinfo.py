@@ -111,9 +111,6 @@ def _raises(kind: str) -> str:
 # The classes: ops written from other ops (their steps show, PyTorch's one node does not), edges of
 # such ops, views that return their input.
 KNOWN: dict[str, str] = {
-    "stft": "PyTorch frames the signal with as_strided, transposes in place and squeezes the batch axis "
-    "(SqueezeBackward4 over TransposeBackward1 over FftR2CBackward0 over AsStridedBackward0); here the frames are an "
-    "unfold and the batch axis is taken off by an index (SelectBackward0)",
     "special.ndtr": "PyTorch's ndtr is a composite of erf (MulBackward1 over its steps); ours one op with its gradient",
     "bernoulli": _no_node_here("BernoulliBackward0"),
     "as_strided_copy": "a copy of as_strided here: CloneBackward0 over AsStridedBackward0, where PyTorch's one node is "
