@@ -119,8 +119,6 @@ KNOWN: dict[str, str] = {
     "PyTorch's one node is AsStridedScatterBackward0",
     "cartesian_prod": _edges("StackBackward0"),
     "combinations": _steps("StackBackward0", "SavedBackward0"),
-    "corrcoef": _edges("DivBackward0"),
-    "cov": _steps("SqueezeBackward0", "ViewBackward0"),
     "cumulative_trapezoid": _steps("DivBackward1", "CumsumBackward0"),
     "diag": _steps("DiagEmbedBackward0", "WhereBackward0"),
     "diff": _steps("CopyBackwards", "CloneBackward0"),
