@@ -110,36 +110,7 @@ def _raises(kind: str) -> str:
 # Today's differences, reviewed by class: op id -> reason (a fix shows as XPASS: delete its entry).
 # The classes: ops written from other ops (their steps show, PyTorch's one node does not), edges of
 # such ops, views that return their input.
-_FFT = (
-    "PyTorch records FftC2C/FftR2C/FftC2RBackward0 (and its own pads and slices); here every transform is one "
-    "FFTN op with the real/complex conversions and crops around it, which show as their steps"
-)
 KNOWN: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "fft.hfft2",
-            "fft.hfftn",
-            "fft.ihfft2",
-            "fft.ihfftn",
-            "fft.fft",
-            "fft.fft2",
-            "fft.fftn",
-            "fft.hfft",
-            "fft.ifft",
-            "fft.ifft2",
-            "fft.ifftn",
-            "fft.ihfft",
-            "fft.irfft",
-            "fft.irfft2",
-            "fft.irfftn",
-            "fft.rfft",
-            "fft.rfft2",
-            "fft.rfftn",
-        ],
-        _FFT,
-    ),
-    "stft": "PyTorch frames the signal with as_strided and transforms with FftR2CBackward0; here the frames are "
-    "an unfold and the transform the one FFTN op, which show as their steps",
     "special.ndtr": "PyTorch's ndtr is a composite of erf (MulBackward1 over its steps); ours one op with its gradient",
     "bernoulli": _no_node_here("BernoulliBackward0"),
     "as_strided_copy": "a copy of as_strided here: CloneBackward0 over AsStridedBackward0, where PyTorch's one node is "
@@ -148,8 +119,6 @@ KNOWN: dict[str, str] = {
     "PyTorch's one node is AsStridedScatterBackward0",
     "cartesian_prod": _edges("StackBackward0"),
     "combinations": _steps("StackBackward0", "SavedBackward0"),
-    "corrcoef": _edges("DivBackward0"),
-    "cov": _steps("SqueezeBackward0", "ViewBackward0"),
     "cumulative_trapezoid": _steps("DivBackward1", "CumsumBackward0"),
     "diag": _steps("DiagEmbedBackward0", "WhereBackward0"),
     "diff": _steps("CopyBackwards", "CloneBackward0"),
@@ -158,7 +127,6 @@ KNOWN: dict[str, str] = {
     "index_put": _steps("IndexPutBackward0", "CopySlices"),
     "inner": _edges("ViewBackward0"),
     "kron": _steps("UnsafeViewBackward0", "ViewBackward0"),
-    "linalg.cond": _steps("SqueezeBackward1", "DivBackward0"),
     "linalg.matrix_power": _steps("CopyBackwards", "WhereBackward0"),
     "linalg.multi_dot": _steps("ViewBackward0", "MmBackward0"),
     "linalg.tensorinv": _steps("ReshapeAliasBackward0", "ViewBackward0"),
@@ -168,11 +136,6 @@ KNOWN: dict[str, str] = {
     "meshgrid.variadic_tensors": _steps("ExpandBackward0", "ViewBackward0"),
     "nanmean": _steps("DivBackward0", "SavedBackward0"),
     "nanquantile": _steps("SqueezeBackward4", "SelectBackward0"),
-    "nn.functional.adaptive_avg_pool1d": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
-    "nn.functional.adaptive_avg_pool2d": "an unbatched input: PyTorch's node reads it as it is; here the op adds the "
-    "batch axis and takes it off again around its node (ViewBackward0 over it over UnsqueezeBackward0)",
-    "nn.functional.adaptive_max_pool1d": _steps("SqueezeBackward1", "AdaptiveMaxPool1DBackward0"),
-    "nn.functional.avg_pool1d": _steps("SqueezeBackward1", "AveragePooling1DBackward0"),
     "nn.functional.bilinear": _steps("AddBackward0", "BilinearBackward0"),
     "nn.functional.conv_transpose1d": _steps("ConvolutionBackward0", "SavedBackward0"),
     "nn.functional.conv_transpose2d": _no_node_here("ConvolutionBackward0"),
@@ -181,12 +144,10 @@ KNOWN: dict[str, str] = {
     "nn.functional.cosine_similarity": _edges("SumBackward1"),
     "nn.functional.cross_entropy": _edges("NllLossBackward0"),
     "nn.functional.ctc_loss": _no_node_here("WhereBackward0"),
-    "nn.functional.dropout3d": _no_node_here("SqueezeBackward1"),
     "nn.functional.feature_alpha_dropout.with_train": _edges("AddBackward0"),
     "nn.functional.gaussian_nll_loss": _edges("MulBackward0"),
     "nn.functional.hinge_embedding_loss": _edges("AddBackward0"),
     "nn.functional.instance_norm": _no_node_here("ViewBackward0"),
-    "nn.functional.interpolate.area": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
     "nn.functional.layer_norm": _steps("NativeLayerNormBackward0", "ViewBackward0"),
     "nn.functional.linear": _edges("ViewBackward0"),
     "nn.functional.linear_cross_entropy": _edges("NllLossBackward0"),
@@ -194,13 +155,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.linear_cross_entropy.chunked_none": _no_node_here("SqueezeBackward1"),
     "nn.functional.local_response_norm": _steps("DivBackward0", "LocalResponseNormBackward0"),
     "nn.functional.margin_ranking_loss": _edges("SumBackward0"),
-    "nn.functional.max_pool1d": _steps("SqueezeBackward1", "MaxPooling1DBackward0"),
-    "nn.functional.max_unpool1d": _steps("SqueezeBackward1", "ViewBackward0"),
-    "nn.functional.max_unpool1d.grad": _steps("SqueezeBackward1", "ViewBackward0"),
-    "nn.functional.max_unpool2d": _steps("MaxUnpool2DBackward0", "ViewBackward0"),
-    "nn.functional.max_unpool2d.grad": _steps("MaxUnpool2DBackward0", "ViewBackward0"),
-    "nn.functional.max_unpool3d": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
-    "nn.functional.max_unpool3d.grad": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
     "nn.functional.multi_head_attention_forward": _no_node_here("ViewBackward0"),
     "nn.functional.multilabel_soft_margin_loss": _steps("MeanBackward0", "MultilabelSoftMarginLossBackward0"),
     "nn.functional.normalize": _edges("DivBackward0"),
@@ -211,7 +165,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.scaled_dot_product_attention": _steps("UnsafeViewBackward0", "AttentionBackward0"),
     "nn.functional.triplet_margin_loss": _edges("MeanBackward0"),
     "nn.functional.unfold": _steps("Im2ColBackward0", "ViewBackward0"),
-    "norm.nuc": _edges("SumBackward1"),
     "normal": _no_node_here("NormalBackward3"),
     "outer": _edges("MulBackward0"),
     "quantile": _steps("SqueezeBackward4", "SelectBackward0"),

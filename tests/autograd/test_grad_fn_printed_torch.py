@@ -37,7 +37,11 @@ CALLS = (
     "x.logsumexp(1)", "x.amax(1)", "x.prod()", "torch.outer(x[0], x[1])", "F.silu(x)", "F.leaky_relu(x)",
     "torch.bmm(x3, x3.transpose(1, 2))", "F.linear(x, w.t())", "F.linear(x, w.t(), torch.ones(2))",
     "F.smooth_l1_loss(x, x.detach() * 0)", "F.cosine_similarity(x, x + 1)", "F.pad(x, (1, 1))", "x.to(torch.float64)",
-    "x.t().contiguous()", "torch.addmm(torch.ones(2), x, w)",
+    "x.t().contiguous()", "torch.addmm(torch.ones(2), x, w)", "(x * 1).unsqueeze_(0)", "(x[:1] * 1).squeeze_()",
+    "(x[:1] * 1).squeeze_(0)", "(x[:1] * 1).squeeze_((0, 1))", "(x * 1).transpose_(0, 1)", "torch.fft.rfft(x)",
+    "torch.fft.irfft(x)", "torch.fft.fft(x, 5)", "torch.fft.ifft(x)", "torch.fft.ihfft2(x)", "torch.fft.hfft(x)",
+    "torch.conj_physical(x.to(torch.complex64))", "x.to(torch.complex64).conj()", "F.avg_pool1d(x3, 2)",
+    "F.max_pool1d(x3, 2)", "F.adaptive_avg_pool1d(x3, 2)", "F.avg_pool2d(x3, 2)",
 )  # fmt: skip
 
 

@@ -84,29 +84,92 @@ def test_transforms_as_torch(name, kwargs, dtype):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["fft", "rfft", "irfft", "hfft", "ihfft", "fftn", "irfftn"])
-def test_gradients_finite_differences(name):
-    """The gradient is ``dL/dx + i dL/dy`` of a real loss (central differences, float64)."""
+def _fd_cases():
+    """Every transform, of a complex input and (where it takes one) a real one, each normalisation,
+    a cut and a padded length."""
+    for name, (real_in, kw) in _TRANSFORMS.items():
+        for real_x in (True,) if real_in else (False, True):
+            for norm, length in itertools.product(("backward", "forward", "ortho"), (1, 3)):
+                size = {"n": length} if kw == "n" else {"s": (length, 3) if name.endswith("2") else (2, length)}
+                yield name, real_x, {**size, "norm": norm}
+
+
+def _loss(m, name, x, kw, weights):
+    out = getattr(m.fft, name)(x, **kw)
+    w = m.tensor(weights[: out.numel()].reshape(tuple(out.shape)))
+    return (out.real * w + out.imag * w.flip(0)).sum() if out.is_complex() else (out * w).sum()
+
+
+@pytest.mark.parametrize(("name", "real_x", "kw"), list(_fd_cases()), ids=str)
+def test_gradients_finite_differences(name, real_x, kw):
+    """The gradient is ``dL/dx + i dL/dy`` of a real loss (central differences, float64), through the
+    transform kernels, the casts, slices and pads around them."""
     rng = np.random.default_rng(5)
-    real_in = _TRANSFORMS[name][0]
-    x = _input(real_in, "float64", rng)[:2, :2]
+    x = _input(real_x, "float64", rng)[:2, :2]
     weights = rng.standard_normal(512)
-    kw = {"norm": "ortho"}
+    t = tga.tensor(x, requires_grad=True)
+    _loss(tga, name, t, kw, weights).backward()
+    grad = t.grad.numpy()
 
     def loss(v):
-        out = getattr(tga.fft, name)(tga.tensor(v), **kw)
-        w = tga.tensor(weights[: out.numel()].reshape(tuple(out.shape)))
-        return ((out.real * w + out.imag * w.flip(0)).sum() if out.is_complex() else (out * w).sum()).item()
+        return _loss(tga, name, tga.tensor(v), kw, weights).item()
 
-    _, grad = _run(tga, name, kw, x, weights)
     eps = 1e-6
     for i in np.ndindex(x.shape):
-        for unit in (1.0,) if real_in else (1.0, 1j):
+        for unit in (1.0,) if real_x else (1.0, 1j):
             up, down = x.copy(), x.copy()
             up[i] += eps * unit
             down[i] -= eps * unit
             part = grad[i].real if unit == 1.0 else grad[i].imag
             assert abs((loss(up) - loss(down)) / (2 * eps) - part) < 1e-6, (name, i, unit)
+
+
+@pytest.mark.parametrize(("name", "real_x", "kw"), list(_fd_cases())[::5], ids=str)
+def test_second_order_as_torch(name, real_x, kw):
+    """The gradient's own gradient (``create_graph``: the backward of each kernel is itself
+    transforms) in the weights of the loss, as PyTorch's, checked by central differences too."""
+    rng = np.random.default_rng(6)
+    x = _input(real_x, "float64", rng)[:2, :3]
+    weights = rng.standard_normal(512)
+    probe = rng.standard_normal(x.shape)
+
+    def run(m, wv):
+        t = m.tensor(x, requires_grad=True)
+        w = m.tensor(wv, requires_grad=True)
+        out = getattr(m.fft, name)(t, **kw)
+        ww = w[: out.numel()].reshape(tuple(out.shape))
+        loss = (out.real * ww + out.imag * ww.flip(0)).sum() if out.is_complex() else (out * ww).sum()
+        (g,) = m.autograd.grad(loss, t, create_graph=True)
+        second = (g.real * m.tensor(probe)).sum() + ((g.imag * m.tensor(probe)).sum() if g.is_complex() else 0)
+        (gw,) = m.autograd.grad(second, w)
+        return second.item(), gw.numpy()
+
+    value, got = run(tga, weights)
+    want_value, want = run(torch, weights)
+    assert abs(value - want_value) < 1e-9
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    eps = 1e-6
+    for k in np.flatnonzero(got)[:4]:
+        up, down = weights.copy(), weights.copy()
+        up[k] += eps
+        down[k] -= eps
+        assert abs((run(tga, up)[0] - run(tga, down)[0]) / (2 * eps) - got[k]) < 1e-6
+
+
+@pytest.mark.parametrize(("name", "real_x", "kw"), list(_fd_cases()), ids=str)
+def test_graph_as_torch(name, real_x, kw):
+    """The nodes a graph walker sees, as PyTorch's: its transform kernels (``FftC2CBackward0``,
+    ``FftR2CBackward0``, ``FftC2RBackward0``) with the casts, slices, pads and conjugates around them."""
+
+    def walk(fn):
+        if fn is None:
+            return None
+        return (type(fn).__name__, tuple(walk(n) for n, _ in fn.next_functions))
+
+    x = _input(real_x, "float64", np.random.default_rng(0))
+    want = walk(getattr(torch.fft, name)(torch.tensor(x, requires_grad=True), **kw).grad_fn)
+    got = walk(getattr(tga.fft, name)(tga.tensor(x, requires_grad=True), **kw).grad_fn)
+    assert got == want
 
 
 @pytest.mark.parametrize("n", [1, 4, 5, 8])

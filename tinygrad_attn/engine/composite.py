@@ -205,7 +205,10 @@ _LOW = frozenset({_HALF} if BFLOAT16 is None else {_HALF, BFLOAT16})
 
 
 def composite(
-    name: str, fused: Callable[..., Tensor | None] | None = None, edges: tuple[str, ...] | None = None
+    name: str,
+    fused: Callable[..., Tensor | None] | None = None,
+    edges: tuple[str, ...] | None = None,
+    output: int = 0,
 ) -> Callable:
     """Declare ``reference`` (written in tensor ops) as the definition of composite op ``name``.
 
@@ -213,6 +216,8 @@ def composite(
     ``None`` where it does not apply. Inside ``tga.decompose()`` the reference always runs,
     within a scope named ``name`` so its primitives draw as one group. ``edges``: the parameters
     whose tensors are the edges of its node, in order (default: its floating tensor arguments).
+    ``output``: which output of PyTorch's node a single result is (``svdvals``: ``S``, output 1 of
+    ``LinalgSvdBackward0``), as an edge to it shows.
     """
 
     half = name in HALF_IN_FLOAT32
@@ -253,6 +258,8 @@ def composite(
                 _State.scope = prev
             if isinstance(out, tuple):  # (several outputs: each is its output number of PyTorch's one node)
                 s.outputs = {id(o._ctx): i for i, o in enumerate(out) if isinstance(o, _function.Tensor) and o._ctx}
+            elif output and isinstance(out, _function.Tensor) and out._ctx is not None:
+                s.outputs = {id(out._ctx): output}
             return out
 
         run.reference = reference  # type: ignore[attr-defined]

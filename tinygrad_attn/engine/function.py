@@ -1113,7 +1113,8 @@ def grad_fn_name(node: Any, within: Any = None) -> str:
 
 # In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)
 _INPLACE_NAMES = {"setitem": "CopySlices", "copy_": "CopyBackwards", "fill_": "FillBackward2",
-                  "clamp_": "ClampBackward1", "t_": "TBackward1", "transpose_": "TransposeBackward1"}  # fmt: skip
+                  "clamp_": "ClampBackward1", "t_": "TBackward1", "transpose_": "TransposeBackward1",
+                  "unsqueeze_": "UnsqueezeBackward1"}  # fmt: skip
 
 
 def _overload_name(name: str, node: Any) -> str | None:
@@ -1130,6 +1131,9 @@ def _overload_name(name: str, node: Any) -> str | None:
         inner = getattr(inputs[0], "_ctx", None) if label == "fill_" and inputs else None
         if inner is not None and len(inner.next_functions) == 2:
             return "FillBackward3"  # (x.fill_(v) of a tensor v: its own overload, with an edge to v)
+        if label == "squeeze_" and inputs:  # (the overload by the view it records: squeeze_(), (dim), (dims))
+            view = type(getattr(inputs[0], "_ctx", None)).__name__
+            return {"SqueezeDim": "SqueezeBackward4", "SqueezeDims": "SqueezeBackward5"}.get(view, "SqueezeBackward3")
         return (
             _INPLACE_NAMES.get(label)
             or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"

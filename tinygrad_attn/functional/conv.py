@@ -10,6 +10,7 @@ the tests keep equal to it. ``tinygrad_attn.functional`` re-exports every public
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Sequence
@@ -19,10 +20,10 @@ import numpy as np
 
 from ..engine.arguments import int_or_ints
 from ..engine.arguments import output_size as _output_size_arg
-from ..engine.composite import composite
+from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.layout import result_in_format_of
-from ..engine.switches import no_grad
+from ..engine.switches import is_grad_enabled, no_grad
 from ..ops import conv as _conv
 from ..ops.alias import RefusedDerivative
 from ..ops.conv import Geometry, im2col, lowest, out_size
@@ -373,6 +374,15 @@ def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
     return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
+def _kernel_node(name: str, nd: int, input: Any) -> Any:
+    """Where ``input`` is unbatched, the scope that shows a fused pooling op as PyTorch's one node
+    ``name`` (its kernels read a ``(C, *spatial)`` input as it is), not as the batch axis added, the
+    op's node and the axis taken off; else nothing."""
+    if isinstance(input, Tensor) and input.ndim == nd + 1:
+        return recorded_as(name, input)
+    return contextlib.nullcontext()
+
+
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
     """The max of each window (padding counts as -inf), in primitives: picked by its index,
     so that a tie sends the gradient to the first maximum, as PyTorch (``max`` would share it)."""
@@ -384,9 +394,10 @@ def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
 def _max_pool_composite(nd: int, name: str, fused_cls: type) -> Any:
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
-        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
-        y = fused_cls.apply(x, args=geo)
-        return _pool_result(y, x, geo, unbatched, return_indices)
+        with _kernel_node(f"{name}_with_indices", nd, input):
+            x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
+            y = fused_cls.apply(x, args=geo)
+            return _pool_result(y, x, geo, unbatched, return_indices)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                   ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
@@ -418,12 +429,19 @@ def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
     return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
-max_pool1d = public(
-    _max_pool_composite(1, "max_pool1d", _conv.MaxPooling1d), function=True, functional=True, name="max_pool1d"
-)
-max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
-kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
-(``stride`` defaults to ``kernel_size``)."""
+@public(function=True, functional=True)
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+    """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input, kernel_size,
+    stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)`` (``stride`` defaults to
+    ``kernel_size``). Written as PyTorch's: ``max_pool2d`` of the input with a height of 1
+    (``SqueezeBackward1`` over ``MaxPool2DWithIndicesBackward0`` over ``UnsqueezeBackward0``)."""
+    _, _, geo = _pool_setup("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode)
+    (k,), (s,), ((p, _),), (d,) = geo.kernel, geo.stride, geo.pads, geo.dilation
+    y = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    return (y[0].squeeze(-2), y[1].squeeze(-2)) if return_indices else y.squeeze(-2)
+
+
 max_pool2d = public(
     _max_pool_composite(2, "max_pool2d", _conv.MaxPooling2d), function=True, functional=True, name="max_pool2d"
 )
@@ -439,13 +457,12 @@ max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyT
 
 def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
                 output_size: Any) -> Tensor:  # fmt: skip
-    x, unbatched = _check_input(op, nd, input)
+    x, _ = _check_input(op, nd, input)
     if not isinstance(indices, Tensor) or indices.shape != input.shape or indices.dtype.kind not in "iu":
         raise InvalidArgumentError(
             f"{op}: indices must be an integer Tensor of the input's shape {tuple(input.shape)}, got "
             f"{getattr(indices, 'shape', type(indices).__name__)}"
         )
-    idx = indices.unsqueeze(0) if unbatched else indices
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None else _ntuple(stride, nd, "stride", op)
     pad = _ntuple(padding, nd, "padding", op)
@@ -465,6 +482,21 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
                 raise ValueError(f"max_unpooling: output_size must contain non-negative spatial dimensions, but "
                                  f"got output_size[{d}]={o}")  # fmt: skip
         spatial = given
+    if nd == 1:  # (PyTorch's: max_unpool2d of the input with a width of 1, squeezed)
+        return _unpooled("max_unpool2d", input.unsqueeze(-1), indices.unsqueeze(-1), (*spatial, 1)).squeeze(-1)
+    return _unpooled(f"max_unpool{nd}d", input, indices, spatial)
+
+
+def _unpooled(name: str, input: Tensor, indices: Tensor, spatial: tuple[int, ...]) -> Tensor:
+    """Zeros of ``spatial`` with each value of ``input`` at its flat position of ``indices`` (checked):
+    PyTorch's one node ``name`` (``MaxUnpool2DBackward0``), whose gradient gathers them back."""
+    with recorded_as(name, input):
+        return _unpool_steps(input, indices, spatial)
+
+
+def _unpool_steps(input: Tensor, indices: Tensor, spatial: tuple[int, ...]) -> Tensor:
+    unbatched = input.ndim == len(spatial) + 1
+    x, idx = (input.unsqueeze(0), indices.unsqueeze(0)) if unbatched else (input, indices)
     n, c = x.shape[:2]
     flat = x.reshape((n, c, math.prod(x.shape[2:])))
     if math.prod(spatial) == 0 and flat.numel():  # (PyTorch's writes nothing; its backward's gather refuses)
@@ -562,9 +594,10 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
 
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
-        x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                         divisor_override)  # fmt: skip
-        return result(fused_cls.apply(x, args=(geo, scale)), input, unbatched)
+        with _kernel_node(name, nd, input):
+            x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                             divisor_override)  # fmt: skip
+            return result(fused_cls.apply(x, args=(geo, scale)), input, unbatched)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                   count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
@@ -585,14 +618,17 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     return without_override
 
 
-avg_pool1d = public(
-    _avg_pool_composite(1, "avg_pool1d", _conv.AveragePooling1d, overridable=False),
-    function=True,
-    functional=True,
-    name="avg_pool1d",
-)
-avg_pool1d.__doc__ = """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input,
-kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)``."""
+@public(function=True, functional=True)
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:  # fmt: skip
+    """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input, kernel_size,
+    stride=None, padding=0, ceil_mode=False, count_include_pad=True)``. Written as PyTorch's:
+    ``avg_pool2d`` of the input with a height of 1 (``SqueezeBackward1`` over ``AvgPool2DBackward0``)."""
+    _, _, geo = _pool_setup("avg_pool1d", 1, input, kernel_size, stride, padding, 1, ceil_mode)
+    (k,), (s,), ((p, _),) = geo.kernel, geo.stride, geo.pads
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
+
+
 avg_pool2d = public(
     _avg_pool_composite(2, "avg_pool2d", _conv.AveragePooling2d, overridable=True),
     function=False,
@@ -621,10 +657,26 @@ def _adaptive_matrix(n: int, m: int) -> np.ndarray:
     return a
 
 
+def empty_batch_result(op: str, x: Tensor, out: tuple[int, ...], unbatched: bool) -> Tensor:
+    """An adaptive average pool of an empty batch ``x`` of a non-floating dtype: PyTorch's 1-d and 2-d
+    kernels return it (of output size ``out``) before they read the dtype."""
+    if x.dtype.kind == "c" and x.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"{op}: _adaptive_avg_pool2d does not support automatic differentiation for outputs with complex "
+            f"dtype (an empty {x.dtype} batch; PyTorch's refusal)"
+        )
+    empty = Tensor.zeros(tuple(x.shape[:2]) + tuple(out), dtype=x.dtype, device=x._dev)
+    return empty.squeeze(0) if unbatched else empty
+
+
 def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, Any]:
+    """The batched input, whether it was not, and the averaging matrices of its two axes (None, None
+    and the output size for an empty batch of a non-floating dtype: :func:`empty_batch_result`)."""
     op = "adaptive_avg_pool2d"
     x, unbatched = _check_input(op, 2, input)
-    _F._float(x, op)
+    empty = x.numel() == 0 and x.dtype.kind != "f"
+    if not empty:
+        _F._float(x, op)
     output_size = _output_size_arg(op, 2, output_size)
     if isinstance(output_size, int):
         output_size = (output_size,) * 2
@@ -634,6 +686,8 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
     oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
     if oh < 0 or ow < 0 or h < 1 or w < 1:  # (an output side of 0 is an empty result, as PyTorch's)
         raise InvalidArgumentError(f"{op}: input {tuple(x.shape)} and output size {(oh, ow)} must be non-empty")
+    if empty:
+        return x, unbatched, None, (oh, ow)
     dev = x._dev
     ah = dev.asarray(_adaptive_matrix(h, oh).astype(x.dtype))
     aw = dev.asarray(_adaptive_matrix(w, ow).astype(x.dtype))
@@ -684,9 +738,12 @@ def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
     mean = adaptive_global_mean("adaptive_avg_pool2d", 2, input, output_size)
     if mean is not None:
         return mean
-    x, unbatched, ah, aw = _adaptive_setup(input, output_size)
-    y = _empty_refused("adaptive_avg_pool", _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw)))
-    return y.squeeze(0) if unbatched else y
+    with _kernel_node("adaptive_avg_pool2d", 2, input):
+        x, unbatched, ah, aw = _adaptive_setup(input, output_size)
+        if ah is None:
+            return empty_batch_result("adaptive_avg_pool2d", x, aw, unbatched)
+        y = _empty_refused("adaptive_avg_pool", _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw)))
+        return y.squeeze(0) if unbatched else y
 
 
 @public(function=False, functional=True)
@@ -698,6 +755,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     if mean is not None:
         return mean
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
+    if ah is None:
+        return empty_batch_result("adaptive_avg_pool2d", x, aw, unbatched)
     y = _empty_refused("adaptive_avg_pool", adaptive_avg_pool2d_reference(x, ah, aw))
     return y.squeeze(0) if unbatched else y
 

@@ -22,7 +22,7 @@ from ..engine.arguments import _is_ints, refuse
 from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite
 from ..engine.declare import public
-from ..engine.switches import is_grad_enabled, no_grad
+from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
@@ -31,6 +31,7 @@ from .conv import (
     _check_input,
     _empty_refused,
     _ntuple,
+    adaptive_avg_pool2d,
     adaptive_global_mean,
     avg_pool1d,
     avg_pool2d,
@@ -61,14 +62,6 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     window ``floor(i n / m)`` to ``ceil((i + 1) n / m)``)."""
     x, unbatched = _check_input(op, nd, input)
     out = _output_size(op, nd, x, output_size)
-    if nd < 3 and x.numel() == 0 and x.dtype.kind != "f":  # (an empty batch: PyTorch's 1-d and 2-d return it first)
-        if x.dtype.kind == "c" and x.requires_grad and is_grad_enabled():
-            raise RuntimeError(
-                f"{op}: _adaptive_avg_pool2d does not support automatic differentiation for outputs with complex "
-                f"dtype (an empty {x.dtype} batch; PyTorch's refusal)"
-            )
-        empty = Tensor.zeros(tuple(x.shape[:2]) + out, dtype=x.dtype, device=x._dev)
-        return empty.squeeze(0) if unbatched else empty
     _F._float(x, op)
     for i, (n, m) in enumerate(zip(x.shape[2:], out)):
         a = Tensor._wrap(x._dev.asarray(_adaptive_matrix(n, m).astype(x.dtype)), x._dev)  # (m, n)
@@ -80,10 +73,14 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
 
 
 @public(function=True, functional=True)
-@composite("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
-    """Average ``input (N, C, L)`` into ``output_size`` windows: PyTorch's ``F.adaptive_avg_pool1d``."""
-    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+    """Average ``input (N, C, L)`` into ``output_size`` windows: PyTorch's ``F.adaptive_avg_pool1d``,
+    written as PyTorch's: ``adaptive_avg_pool2d`` of the input with a height of 1 (``SqueezeBackward1``
+    over ``AdaptiveAvgPool2DBackward0`` over ``UnsqueezeBackward0``)."""
+    op = "adaptive_avg_pool1d"
+    x, _ = _check_input(op, 1, input)
+    (out,) = _output_size(op, 1, x, output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out)).squeeze(-2)
 
 
 @public(function=False, functional=True)
@@ -142,11 +139,16 @@ def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices
 
 
 @public(function=False, functional=True)
-@composite("adaptive_max_pool1d")
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The max of each of ``output_size`` adaptive windows of ``input (N, C, L)``: PyTorch's
-    ``F.adaptive_max_pool1d``; with ``return_indices`` also where each max sits (int64)."""
-    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+    ``F.adaptive_max_pool1d``; with ``return_indices`` also where each max sits (int64). Written as
+    PyTorch's: ``adaptive_max_pool2d`` of the input with a height of 1."""
+    op = "adaptive_max_pool1d"
+    x, _ = _check_input(op, 1, input)
+    _F._float(x, op)
+    (out,) = _output_size(op, 1, x, output_size)
+    y = adaptive_max_pool2d(input.unsqueeze(-2), (1, out), return_indices)
+    return (y[0].squeeze(-2), y[1].squeeze(-2)) if return_indices else y.squeeze(-2)
 
 
 @public(function=False, functional=True)

@@ -470,7 +470,7 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
 
 
-@composite("linalg_svd")
+@composite("linalg_svd", output=1)
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
     gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
@@ -721,8 +721,11 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
         return Tensor.zeros(x.shape[:-2], dtype=_real_dtype(x), device=x._dev)
     if p in (None, 2, -2):
         s = svdvals(x)
-        big, small = s[..., 0], s[..., -1]
-        return big / small if p != -2 else small / big
+        if s.shape[-1] == 0:
+            return s.sum(-1)  # (no singular values: zeros of the batch's shape)
+        # (PyTorch's steps: the largest and smallest as slices, their quotient squeezed: SqueezeBackward1)
+        big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        return (big / small if p != -2 else small / big).squeeze(-1)
     return matrix_norm(x, p) * matrix_norm(inv(x), p)
 
 

@@ -96,13 +96,21 @@ class Conj(Function):
     reads_values = False
     reads_output = False
     conjugate_backward = False
-    name = "conj_physical"
+    name = "conj"
 
     def forward(self, ns, a):
         return ns.device.xp.conj(a)
 
     def backward(self, g, ns, inputs, out):
-        return (ns.apply(Conj, g),)
+        return (ns.apply(type(self), g),)
+
+
+class ConjPhysical(Conj):
+    """``conj_physical(z)``: :class:`Conj` under PyTorch's node of that op (``ConjPhysicalBackward0``,
+    where ``z.conj()`` records ``ConjBackward0``)."""
+
+    __slots__ = ()
+    name = "conj_physical"
 
 
 class Complex(Function):
@@ -181,7 +189,13 @@ _function.COMPLEX_PARTS.update(conj=Conj, real=Real, imag=Imag)
 _DUAL_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-class FFTN(Function):
+# PyTorch's three transform kernels, each one node of its graph (FftC2CBackward0, FftR2CBackward0,
+# FftC2RBackward0); ``torch.fft``'s functions are these with PyTorch's casts, slices, pads and conjugates
+# around them (tensors/fft.py). ``norm`` is NumPy's word for the direction the kernel runs in; the
+# gradient of each is its adjoint: the transform the other way, normalised the other way.
+
+
+class FftC2C(Function):
     """``args = (axes, inverse, norm)``: the discrete Fourier transform of a complex array over
     ``axes`` (the inverse one where ``inverse``), NumPy's pocketfft, rounded to the input's dtype.
     Linear: its gradient is the adjoint transform of ``g`` (the inverse transform, normalised
@@ -204,4 +218,78 @@ class FFTN(Function):
 
     def backward(self, g, ns, inputs, out):
         axes, inverse, norm = self.args
-        return (ns.apply(FFTN, g, args=(axes, not inverse, _DUAL_NORM[norm])),)
+        return (ns.apply(FftC2C, g, args=(axes, not inverse, _DUAL_NORM[norm])),)
+
+
+class FftR2C(Function):
+    """``args = (axes, norm, onesided)``: the forward transform of a real array over ``axes``, complex;
+    ``onesided``: the last axis cut to its ``n // 2 + 1`` non-negative frequencies (the others are
+    their conjugates). Gradient: the real part of the adjoint transform of ``g``, zeros in place of
+    the frequencies cut (PyTorch's ``fft_r2c_backward``)."""
+
+    __slots__ = ()
+    keep = ()
+    reads_values = False
+    reads_output = False
+    conjugate_backward = False
+    name = "fft_r2c"
+
+    def forward(self, ns, a):
+        axes, norm, onesided = self.args
+        xp = ns.device.xp
+        cdt = _COMPLEX_OF[np.dtype(a.dtype).name]
+        if a.size == 0:
+            shape = list(a.shape)
+            if onesided:
+                shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+            return xp.zeros(tuple(shape), dtype=cdt)
+        f = xp.fft.rfftn if onesided else xp.fft.fftn
+        return f(a, axes=axes, norm=norm).astype(cdt, copy=False)
+
+    def backward(self, g, ns, inputs, out):
+        axes, norm, onesided = self.args
+        shape = tuple(inputs[0].shape)
+        last = axes[-1]
+        if onesided and shape[last] > g.shape[last]:  # the frequencies cut: their gradient is zero
+            key = (slice(None),) * last + (slice(0, g.shape[last]),)
+            g = ns.slice_grad(g, shape, key)
+        return (ns.apply(Real, ns.apply(FftC2C, g, args=(axes, True, _DUAL_NORM[norm]))),)
+
+
+class FftC2R(Function):
+    """``args = (axes, norm, n)``: the inverse transform over ``axes`` of a complex array whose last
+    axis holds the ``n // 2 + 1`` non-negative frequencies of a Hermitian-symmetric signal: a real
+    array of length ``n`` along it (the imaginary parts a real signal cannot have are ignored).
+    Gradient: the one-sided forward transform of ``g``, the frequencies that stand for two doubled
+    (PyTorch's ``fft_c2r_backward``)."""
+
+    __slots__ = ()
+    keep = ()
+    reads_values = False
+    reads_output = False
+    conjugate_backward = False
+    name = "fft_c2r"
+
+    def forward(self, ns, a):
+        axes, norm, n = self.args
+        xp = ns.device.xp
+        rdt = _REAL_OF[np.dtype(a.dtype).name]
+        shape = tuple(a.shape)
+        s = [shape[ax] for ax in axes[:-1]] + [n]
+        if a.size == 0:
+            out = list(shape)
+            out[axes[-1]] = n
+            return xp.zeros(tuple(out), dtype=rdt)
+        return xp.fft.irfftn(a, s=s, axes=axes, norm=norm).astype(rdt, copy=False)
+
+    def backward(self, g, ns, inputs, out):
+        axes, norm, n = self.args
+        last = axes[-1]
+        gi = ns.apply(FftR2C, g, args=(axes, _DUAL_NORM[norm], True))
+        double = n - gi.shape[last]
+        if double > 0:
+            dev = g._dev if ns.recording else ns.device
+            w = np.ones(gi.shape[last], dtype=_REAL_OF[np.dtype(ns.values(gi).dtype).name])
+            w[1 : 1 + double] = 2
+            gi = gi * ns.const(dev.asarray(w.reshape((-1,) + (1,) * (len(gi.shape) - 1 - last))))
+        return (gi,)

@@ -104,14 +104,18 @@ def stft(
         onesided = not complex_in
     elif onesided and complex_in:
         raise RuntimeError(f"{sig} : Cannot have onesided output if window or input is complex")
-    frames = x.unfold(-1, n_fft, hop)  # (B, frames, n_fft)
+    # (B, frames, n_fft): PyTorch's strided view of the signal (AsStridedBackward0)
+    frames = x.as_strided((x.shape[0], 1 + (x.shape[1] - n_fft) // hop, n_fft),
+                          (x.stride(0), hop * x.stride(1), x.stride(1)))  # fmt: skip
     if window is not None:
         left = (n_fft - win) // 2
         w = _pad(window, [left, n_fft - win - left]) if win < n_fft else window
         frames = frames * w
     norm = "ortho" if normalized else "backward"
-    out = (rfft(frames, dim=-1, norm=norm) if onesided else fft(frames, dim=-1, norm=norm)).transpose(1, 2)
-    out = out if batched else out[0]
+    out = rfft(frames, dim=-1, norm=norm) if onesided else fft(frames, dim=-1, norm=norm)
+    out.transpose_(1, 2)  # (in place, as PyTorch's: TransposeBackward1, then SqueezeBackward4)
+    if not batched:
+        out.squeeze_(0)
     if not return_complex:
         warn(
             "stft with return_complex=False is deprecated. In a future pytorch release, stft will return complex "

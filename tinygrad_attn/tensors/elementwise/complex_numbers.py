@@ -12,7 +12,7 @@ from typing import Any
 
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
-from ...ops.complex import Complex, Conj, Imag, Real, ViewAsComplex, ViewAsReal
+from ...ops.complex import Complex, Conj, ConjPhysical, Imag, Real, ViewAsComplex, ViewAsReal
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, torch_dtype
 
@@ -53,14 +53,15 @@ def _imag(self: Tensor) -> Tensor:
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate, computed (a real tensor: itself)."""
     x = tensor_arg(input, "conj_physical")
-    return Conj.apply(x) if x.dtype.kind == "c" else x
+    return ConjPhysical.apply(x) if x.dtype.kind == "c" else x
 
 
 @public(method=True)
 def conj(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate (a real tensor: itself). PyTorch's is a lazy view with a flag;
     here the values are computed, so ``is_conj()`` is False and ``resolve_conj`` does nothing."""
-    return conj_physical(tensor_arg(input, "conj"))
+    x = tensor_arg(input, "conj")
+    return Conj.apply(x) if x.dtype.kind == "c" else x
 
 
 @public(method=True)

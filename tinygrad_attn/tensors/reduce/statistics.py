@@ -376,7 +376,7 @@ def cov(
         wsum = float(n)
         norm = wsum - correction
         xc = x - avg
-        c = xc @ xc.mH
+        c = xc @ xc.t().conj()  # (PyTorch's steps: mm of the transpose's conjugate, TBackward0)
     else:
         wsum_t = w.sum()
         avg = (x * w).sum(1, keepdim=True) / wsum_t
@@ -387,12 +387,11 @@ def cov(
         else:
             norm_t = wsum_t - correction * (w * aweights).sum() / wsum_t
         xc = x - avg
-        c = (xc * w) @ xc.mH
+        c = xc @ (xc * w).t().conj()
         norm_t = norm_t.clamp(0, None)
-        out = c / norm_t
-        return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
+        return (c / norm_t).squeeze()  # (PyTorch's squeeze of every axis: one variable is a 0-d tensor)
     out = c / float(builtins.max(norm, 0))  # (no degrees of freedom left: inf and NaN, as PyTorch)
-    return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
+    return out.squeeze()  # (PyTorch's squeeze of every axis: one variable is a 0-d tensor)
 
 
 def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
