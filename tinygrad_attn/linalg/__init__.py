@@ -204,6 +204,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
     return ops.Det.apply(_matrices(A, "det", square=True))
 
 
+@composite("linalg_slogdet")
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one); its older
     spelling ``tga.slogdet`` and the method are in :mod:`.legacy`."""
