@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.layout import view_strides
 from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_arg, tensor_operand
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
@@ -72,28 +73,6 @@ def _swap_last_two(ndim: int) -> tuple[int, ...]:
     return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
-def _viewable(cur: Shape, strides: tuple[int, ...], shape: Shape) -> bool:
-    """Whether memory laid out with ``strides`` for shape ``cur`` reads as ``shape`` without a
-    copy: each run of old axes that lies contiguously in memory must be split or merged into
-    new axes whole (PyTorch's rule for ``view``)."""
-    if math.prod(cur) == 0 or not cur:
-        return True
-    j = len(shape) - 1
-    base = strides[-1]
-    old_n = new_n = 1
-    for i in range(len(cur) - 1, -1, -1):
-        old_n *= cur[i]
-        if i == 0 or (cur[i - 1] != 1 and strides[i - 1] != old_n * base):  # the end of a contiguous run
-            while j >= 0 and (new_n < old_n or shape[j] == 1):
-                new_n *= shape[j]
-                j -= 1
-            if new_n != old_n:
-                return False
-            if i > 0:
-                base, old_n, new_n = strides[i - 1], 1, 1
-    return j == -1
-
-
 @public(name="view", function=False, method=True)
 def view(self, *shape: Any) -> Tensor:
     """PyTorch's ``view``: the same memory read as another shape, where its strides allow it
@@ -109,7 +88,7 @@ def view(self, *shape: Any) -> Tensor:
     strides = getattr(getattr(d, "_array", d), "strides", None)
     if strides is not None and target != cur:
         steps = tuple(int(st) // self.dtype.itemsize for st in strides)
-        if not _viewable(cur, steps, target):
+        if view_strides(cur, steps, target) is None:  # (PyTorch's rule for view: engine/layout.py)
             raise InvalidArgumentError(  # (PyTorch's words: the view-or-reshape lesson prints them)
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 "across two contiguous subspaces). Use .reshape(...) instead."
