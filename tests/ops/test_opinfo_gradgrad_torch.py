@@ -24,16 +24,8 @@ from tests.ops import test_torch_opinfo as runner  # noqa: E402
 FAST_SAMPLES = 1
 SLOW_SAMPLES = 6
 
-_CONV_TRANSPOSE = (
-    "conv_transpose's node is our composite's (SavedBackward0), not PyTorch's ConvolutionBackward0 (the grad_fn "
-    "names test's KNOWN): the rule that a convolution's gradients require grad under create_graph "
-    "(engine/kernel_gradients.py) keys on that name, so its bias gradient comes out constant"
-)
 #: op id -> why its second derivative differs from PyTorch's today
-KNOWN: dict[str, str] = dict.fromkeys(
-    ["nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d"],
-    _CONV_TRANSPOSE,
-)
+KNOWN: dict[str, str] = {}
 #: the same, in the slow pass's samples only
 KNOWN_SLOW: dict[str, str] = {
     "linalg.norm.subgradients_at_zero": "the second derivative of a p < 1 norm at the zero vector: PyTorch's formula "

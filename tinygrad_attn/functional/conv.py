@@ -272,17 +272,26 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
             f"{op}: input {tuple(x.shape)} with weight {tuple(weight.shape)}, stride {stride} and padding {pad} gives an "
             f"empty output {out}"
         )
+    with recorded_as("convolution", x, weight, bias):  # (PyTorch's one ConvolutionBackward0, transposed=True)
+        y = saved_for_backward(_transposed(x, weight, bias, groups, stride, pad, outpad, dilation, out), x, weight)
+    return y.squeeze(0) if unbatched else y  # (an unbatched input: unsqueeze, the node, squeeze, as PyTorch's)
+
+
+def _transposed(x: Tensor, weight: Tensor, bias: Tensor | None, groups: int, stride: tuple, pad: tuple,
+                outpad: tuple, dilation: tuple, out: tuple) -> Tensor:  # fmt: skip
+    """``conv_transpose`` of a batched input whose arguments are checked, in primitives."""
+    nd, cin, cog, kernel = x.ndim - 2, weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if 0 in out:  # (an empty batch: on the graph of the input and the weight, whose gradients are zeros)
         zero = x.reshape(-1)[:0].sum() + weight.reshape(-1)[:0].sum()
         y = zero.expand((x.shape[0], cog * groups) + out).contiguous()
         if bias is not None:
             y = y + bias.reshape((-1,) + (1,) * nd)
-        return y.squeeze(0) if unbatched else y
+        return y
     if x.dtype == np.float16 and weight.dtype == np.float16:
         y = _conv_transpose_half(x, weight, groups, stride, pad, dilation, out)
         if bias is not None:
             y = y + bias.reshape((-1,) + (1,) * nd)
-        return y.squeeze(0) if unbatched else y
+        return y
     x = _spread(x, stride)
     for i, (k, p, o, d) in enumerate(zip(kernel, pad, outpad, dilation)):
         reach = d * (k - 1)
@@ -293,7 +302,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     y = conv(x, w, None, 1, 0, dilation, groups)
     if bias is not None:  # (added after: its backward reads nothing of the bias, as PyTorch's)
         y = y + bias.reshape((-1,) + (1,) * nd)
-    return y.squeeze(0) if unbatched else y
+    return y
 
 
 @public(functional=True)
@@ -302,9 +311,8 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
     C_out/groups, k)`` -> ``(N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)``."""
-    out = _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation)  # fmt: skip
-    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
 
 
 @public(functional=True)
@@ -313,9 +321,8 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
     input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
-    out = _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation)  # fmt: skip
-    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
 
 
 @public(functional=True)
@@ -324,9 +331,8 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
     ``weight (C_in, C_out/groups, kd, kh, kw)``."""
-    out = _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation)  # fmt: skip
-    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
 
 
 # -- pooling ---------------------------------------------------------------------------
