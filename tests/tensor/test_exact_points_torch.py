@@ -47,3 +47,14 @@ def test_values_elsewhere_within_a_unit(name: str, dtype: str) -> None:
     with np.errstate(invalid="ignore"):  # (exp2(1e5) is inf in both)
         units = np.where(ours == theirs, 0.0, np.abs(ours - theirs) / np.spacing(np.abs(theirs).astype(dtype)))
     assert units.max() <= 1.0, (x[units.argmax()], ours[units.argmax()], theirs[units.argmax()])
+
+
+def test_a_mean_divides_by_the_count_as_pytorchs() -> None:
+    """``mean`` is ``sum / n`` (PyTorch's ``sum(...).div_(n)``), not ``sum * (1 / n)``: in float32 the two
+    round apart, and a variance of values far from 0 (1e8 + i) inherits the mean's rounding (0.16% off)."""
+    x = np.full(1000, 1e8, dtype=np.float32) + np.arange(1000, dtype=np.float32)
+    t = tga.tensor(x)
+    assert t.mean().item() == (t.sum() / 1000).item()
+    for stat in ("mean", "var", "std"):
+        ours, theirs = getattr(t, stat)().item(), getattr(torch.from_numpy(x), stat)().item()
+        assert abs(ours - theirs) <= 1e-5 * abs(theirs), (stat, ours, theirs)

@@ -87,13 +87,6 @@ def differentiable_dtype(input: Tensor, acc: np.dtype) -> np.dtype:
     return acc
 
 
-def _inverse_count(n: float) -> float:
-    """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
-    0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
-    PyTorch's are (rather than a silent finite number)."""
-    return 1.0 / n if n > 0 else math.inf
-
-
 # -- sums and means ----------------------------------------------------------------------
 @public(method=True)
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A001, A002
@@ -112,7 +105,8 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 
 @composite("mean")
 def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
+    n = _reduced_count(x, axis)  # (divided, as PyTorch's sum(...).div_(n): times 1/n rounds otherwise)
+    return x.sum(axis, keepdims) / n if n > 0 else x.sum(axis, keepdims) * math.inf
 
 
 @public(method=True)
@@ -143,7 +137,7 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     d = x - x.mean(axis, keepdims=True)
     n = _reduced_count(x, axis) - correction
     if n > 0:
-        return (d * d).sum(axis, keepdims) * (1.0 / n)
+        return (d * d).sum(axis, keepdims) / n
     # No degrees of freedom left: inf, or NaN where the spread is 0 (0 * inf), as PyTorch's, with its warning
     _user_warn(
         f"var(): degrees of freedom is <= 0 (correction {correction} for {_reduced_count(x, axis)} elements)",
