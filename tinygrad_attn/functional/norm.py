@@ -188,7 +188,7 @@ def local_response_norm(
         return x
     s = channel_window_sum(x * x, size // 2, (size - 1) // 2)
     # (an integer input's mean of squares is an integer, cut toward zero, as PyTorch's integer avg_pool)
-    s = s.div(size, rounding_mode="trunc") if s.dtype.kind in "iu" else s * (1.0 / size)
+    s = s.div(size, rounding_mode="trunc") if s.dtype.kind in "iu" else s / size  # (avg_pool divides, as here)
     return x / (s * alpha + k) ** beta
 
 
