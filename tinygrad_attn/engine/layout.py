@@ -338,9 +338,7 @@ def with_strides(out: Any, a: Any, strides: Sequence[int] | None) -> Any:
     if strides_of(out) == strides:
         return out
     steps = tuple(s * a.itemsize for s in strides)
-    root = a
-    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
-        root = root.base
+    root = memory_root(a)
     iface = getattr(a, "__array_interface__", None)
     if iface is None or not (root.flags.c_contiguous or root.flags.f_contiguous):  # (CuPy; memory in pieces)
         return _namespace(None, a).lib.stride_tricks.as_strided(a, out.shape, steps)
@@ -350,6 +348,15 @@ def with_strides(out: Any, a: Any, strides: Sequence[int] | None) -> Any:
     if not out.flags.writeable:  # (a broadcast stays read-only)
         view.flags.writeable = False
     return view
+
+
+def memory_root(a: Any) -> Any:
+    """The array that owns the memory array ``a`` views (``a`` itself where it owns it): what a
+    storage offset counts from."""
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
+        root = root.base
+    return root
 
 
 def has_strides(a: Any) -> bool:

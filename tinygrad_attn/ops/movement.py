@@ -13,6 +13,7 @@ from ..engine.layout import (
     expanded_strides,
     has_strides,
     joined,
+    memory_root,
     strides_of,
     unsqueezed_strides,
     view_strides,
@@ -480,9 +481,7 @@ class AsStrided(Function):
         size, stride, offset = self.args
         if getattr(a, "strides", None) is None:
             raise NotImplementedError(f"as_strided: the device {ns.device.name} has no strided views of memory")
-        root = a
-        while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
-            root = root.base
+        root = memory_root(a)
         item = a.itemsize
         start = (_address(a) - _address(root)) // item
         at = start if offset is None else offset

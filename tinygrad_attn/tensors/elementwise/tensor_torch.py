@@ -507,10 +507,7 @@ def storage_offset(self) -> int:
 def memory_root(t: Tensor) -> Any:
     """The array that owns the memory ``t`` views (its own array where it owns it), host side of an
     ``array_api_strict`` wrapper: what ``storage_offset`` counts from and a storage object shows."""
-    root = _host_array(t)
-    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
-        root = root.base
-    return root
+    return _memory.memory_root(_host_array(t))
 
 
 @public(function=False, method=True)
