@@ -21,18 +21,17 @@ from typing import Any
 
 from . import function as _function
 
-#: PyTorch's names of the nodes whose backward is one kernel reading the saved input or result (and
-#: ours, where our composite's node is named otherwise today: the 1-d pools), each with the inputs whose
+#: PyTorch's names of the nodes whose backward is one kernel reading the saved input or result (its
+#: 1-d pools are its 2-d ones between an unsqueeze and a squeeze, as ours), each with the inputs whose
 #: gradient that kernel computes (None: all; ``fmod``'s gradient in its dividend is ``grad`` itself).
 KERNEL_BACKWARDS: dict[str, tuple[int, ...] | None] = dict.fromkeys(
     [
         *(
             f"{kind}Pool{n}DBackward0"
             for kind in ("Avg", "AdaptiveAvg", "AdaptiveMax", "FractionalMax")
-            for n in (1, 2, 3)
+            for n in (2, 3)
         ),
-        *(f"MaxPool{n}DWithIndicesBackward0" for n in (1, 2, 3)),
-        *(f"{kind}Pooling1DBackward0" for kind in ("Max", "Average")),
+        *(f"MaxPool{n}DWithIndicesBackward0" for n in (2, 3)),
         *(f"{kind}Pad{n}DBackward0" for kind in ("Reflection", "Replication") for n in (1, 2, 3)),
         "ConvolutionBackward0",
         "HardshrinkBackward0",
