@@ -150,6 +150,14 @@ def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, d
     return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}, np.dtype(low), widened
 
 
+def _called_in_float32(fn: Callable[..., Any], wide: tuple) -> Any:
+    """``fn`` on the float32 arguments ``wide`` (from :func:`_in_float32`), what it wrote into them
+    written back into the caller's tensors, its result rounded to their dtype."""
+    out = fn(*wide[0], **wide[1])
+    _written_back(wide[3])
+    return _rounded_to(out, wide[2])
+
+
 def _written_back(widened: list) -> None:
     """Into each caller's tensor whose float32 copy the op wrote in place (a norm's running statistics),
     the values written, rounded to its dtype: the op's buffers are the caller's, as PyTorch's."""
@@ -170,9 +178,7 @@ def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kw: Any) -> Any:
         keeps = getattr(fn, "keeps_half", None)  # (a call PyTorch refuses in float16: fn's own check says so)
         if (keeps is None or not keeps(args, kw)) and (wide := _in_float32(args, kw, inplace_at)) is not None:
-            out = fn(*wide[0], **wide[1])
-            _written_back(wide[3])
-            return _rounded_to(out, wide[2])
+            return _called_in_float32(fn, wide)
         return fn(*args, **kw)
 
     return run
@@ -232,9 +238,7 @@ def composite(
         @functools.wraps(reference)
         def run(*args: Any, **kw: Any) -> Tensor:
             if half and (wide := _in_float32(args, kw, inplace_at)) is not None:
-                out = run(*wide[0], **wide[1])
-                _written_back(wide[3])
-                return _rounded_to(out, wide[2])
+                return _called_in_float32(run, wide)
             if fused is not None and not _State.decompose:
                 out = fused(*args, **kw)
                 if out is not None:
