@@ -550,7 +550,6 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 FAST_SEEDS = range(0, 40)
 SLOW_SEEDS = range(40, 1600)
 
-_FORWARD_AD = "torch.autograd.forward_ad (dual tensors, make_dual/unpack_dual) is not implemented: no module"
 _COMPLEX32 = ("PyTorch's complex32 (ComplexHalf: float16.to_complex(), float16 promoted with a complex number, the "
               "complex default under float16) has no dtype here: complex64 stands in")  # fmt: skip
 _VMAP_NONE = ("vmap out_dims=None for an output that depends on the mapped input: PyTorch's ValueError needs batched "
@@ -561,7 +560,6 @@ _ZERO_BLOCK = ("autograd.functional.hessian(create_graph=True, vectorize=True): 
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
 KNOWN: dict[int, str] = {
-    **dict.fromkeys(range(0, 1600, 8), _FORWARD_AD),  # (every program of the kind ``fwd_ad``)
     **dict.fromkeys(
         (
             44,

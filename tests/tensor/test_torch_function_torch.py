@@ -298,3 +298,17 @@ def test_plain_calls_learn_their_classes_and_a_mode_sees_methods_only_while_ente
     assert tga.Tensor.add is add and mode.log == ["add"]
     x.add(1)
     assert mode.log == ["add"]
+
+
+def test_a_pytorch_tensor_meeting_ours_neither_recurses_nor_runs_its_function_on_ours() -> None:
+    """``torch.tensor([1.]) == tga.tensor([1.])`` hands PyTorch's ``eq`` to our ``__torch_function__``; ours
+    declines it (NotImplemented), so Python's fallback answers (False, or PyTorch's TypeError): it recursed
+    until the interpreter crashed."""
+    import pytest  # noqa: PLC0415
+
+    torch = pytest.importorskip("torch")
+    import tinygrad_attn as tga  # noqa: PLC0415
+
+    assert (torch.tensor([1.0]) == tga.tensor([1.0])) is False
+    with pytest.raises(TypeError):
+        torch.add(torch.tensor([1.0]), tga.tensor([1.0]))

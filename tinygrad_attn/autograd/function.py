@@ -32,6 +32,7 @@ all of them before ``backward`` runs once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import weakref
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import forward_grads as _fg
 from ..engine import function as _function
 from ..engine import saved as _saved
 from ..engine import switches as _switches
@@ -92,7 +94,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """Kept for a ``jvp`` (forward-mode AD is not implemented here)."""
+        """Keep ``tensors`` for ``jvp`` (forward-mode AD), which reads them as ``ctx.saved_tensors``."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -109,7 +111,10 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors of ``save_for_backward``, checked to be as they were saved."""
+        """The tensors of ``save_for_backward``, checked to be as they were saved (inside ``jvp``: those of
+        ``save_for_forward``)."""
+        if getattr(self, "_in_jvp", False):
+            return tuple(getattr(self, "saved_for_forward", ()))
         if self._packed is None:  # (inside forward, or a call that recorded nothing)
             return tuple(self.to_save)
         if self._freed:
@@ -423,15 +428,39 @@ class Function:
         ctx = FunctionCtx()
         ctx._name = cls.__name__
         ctx.needs_input_grad = tuple(isinstance(a, T) and a.requires_grad for a in args)
-        with no_grad():
+        dual = _fg.current_level() >= 0 and any(_fg.tangent_of(a) is not None for a in args)
+        with no_grad(), _fg.suspended() if dual else contextlib.nullcontext():  # (its jvp gives the tangents)
             if split:
                 raw = cls.forward(*args)
                 cls.setup_context(ctx, args, raw)
             else:
                 raw = cls.forward(ctx, *args)
-        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
-            return raw
-        return _record(cls, ctx, args, raw)
+        out = raw if not (is_grad_enabled() and any(ctx.needs_input_grad)) else _record(cls, ctx, args, raw)
+        if dual:
+            _forward_tangents(cls, ctx, args, out)
+        return out
+
+
+def _forward_tangents(cls: type, ctx: FunctionCtx, args: tuple, out: Any) -> None:
+    """Forward-mode AD through a custom Function: its ``jvp(ctx, *tangents)`` (zeros for a tensor input without a
+    tangent, None for anything else) gives the outputs' tangents, as PyTorch's; without one, PyTorch's error."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")  # fmt: skip
+    T = _function.Tensor
+    tangents = [(_fg.tangent_of(a) if _fg.tangent_of(a) is not None else a.new_zeros(a.shape))
+                if isinstance(a, T) else None for a in args]  # fmt: skip
+    ctx._in_jvp = True  # (ctx.saved_tensors: those of save_for_forward)
+    try:
+        with _fg.suspended():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    outs = list(out) if isinstance(out, tuple) else [out]
+    given = list(result) if isinstance(result, tuple) else [result]
+    for o, t in zip(outs, given):
+        if isinstance(o, T) and isinstance(t, T) and _differentiable(o):
+            _fg.set_tangent(o, t)
 
 
 def _differentiable(t: Any) -> bool:

@@ -24,6 +24,7 @@ from ..engine import declare as _declare
 from ..engine.arguments import missing, refuse
 from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.forward_grads import differentiated
 from ..engine.layout import result_in_format_of, row_major_result
 from ..engine.overrides import dispatching as _dispatching
 from ..engine.spellings import keeps_old_spellings
@@ -1073,7 +1074,7 @@ def _certain_probabilities(loss: Any, x: Tensor, t: Tensor) -> Tensor:
     gradients there, zero times infinite second derivatives, would be NaN, not masked)."""
     from ..engine.switches import no_grad  # noqa: PLC0415 - (as in _embedding_pytorch_options)
 
-    if not (x.requires_grad or t.requires_grad):
+    if not (differentiated(x) or differentiated(t)):
         return loss(x)
     edge = (x <= 0) | (x >= 1)
     with no_grad():

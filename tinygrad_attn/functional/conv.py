@@ -22,6 +22,7 @@ from ..engine.arguments import int_or_ints
 from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.forward_grads import differentiated
 from ..engine.layout import result_in_format_of
 from ..engine.switches import is_grad_enabled, no_grad
 from ..ops import conv as _conv
@@ -515,7 +516,7 @@ def _unpool_steps(input: Tensor, indices: Tensor, spatial: tuple[int, ...]) -> T
     # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
     at = idx.reshape((n, c, math.prod(idx.shape[2:])))
     y = out.scatter(2, at, flat)
-    if flat.requires_grad:  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
+    if differentiated(flat):  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
         from ..ops.gather_along import ScatterAddAlong  # noqa: PLC0415
         from ..ops.saved import with_gradient_of  # noqa: PLC0415
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..engine.composite import recorded_as
 from ..engine.declare import accepts, public
+from ..engine.forward_grads import differentiated
 from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
 from ..ops.conv import im2col, out_size
@@ -366,7 +367,7 @@ def _grid_sample_steps(x: Tensor, g: Tensor, mode: str, padding_mode: str, align
     pos = [_padded_position(r, size, padding_mode, align_corners) for r, size in zip(raw, sizes)]
     if mode == "nearest":  # (the nearest pixel, ties to even, as PyTorch's nearbyint)
         out = at([p.detach().round() for p in pos])
-        if g.requires_grad:  # (PyTorch's gradient of the grid there: zeros, not none)
+        if differentiated(g):  # (PyTorch's gradient of the grid there: zeros, not none)
             out = ZeroDerivative.apply(out, g)
         return saved_for_backward(out, x, g)  # (PyTorch's keeps both)
     lows = [p.detach().floor() for p in pos]

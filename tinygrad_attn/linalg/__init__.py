@@ -30,6 +30,7 @@ import numpy as np
 from .. import ops
 from ..engine.composite import composite
 from ..engine.declare import accepts, low_precision, public
+from ..engine.forward_grads import differentiated
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
@@ -151,7 +152,7 @@ def _on_host(x: Tensor, op: str) -> None:
 def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
     """``exact``'s values with ``composite``'s gradient (of every order): the two agree in value
     up to rounding, and ``composite`` is written in differentiable ops."""
-    if not composite.requires_grad:
+    if not differentiated(composite):
         return exact
     delta = composite - composite.detach()  # (0, with composite's gradient)
     # where the composite is not finite (a zero or repeated singular value), the exact value stands
@@ -251,7 +252,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
         pass
     eye = Tensor(np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy(), device=x._dev)
     out, info = _solve_singular(x, eye, "inv_ex", check_errors)
-    return InvEx(ops.GivenInverse.apply(x, out) if x.requires_grad else out, info)
+    return InvEx(ops.GivenInverse.apply(x, out) if differentiated(x) else out, info)
 
 
 def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: bool = False) -> tuple[Tensor, Tensor]:
@@ -400,7 +401,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     if check_errors:
         raise _not_positive_definite("cholesky_ex", info)
     L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
-    if x.requires_grad:  # (in the graph, with PyTorch's gradient of that factor)
+    if differentiated(x):  # (in the graph, with PyTorch's gradient of that factor)
         L = ops.GivenCholesky.apply(x.mH if upper else x, L)  # noqa: N806
     return CholeskyEx(L.mH if upper else L, Tensor(info, device=x._dev))
 
@@ -466,7 +467,7 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     if S.dtype.kind == "c":  # (packed with the complex factors: the singular values are real)
         S = S.real.contiguous()  # noqa: N806
     Vh = packed[..., m * r1 + k :].reshape(batch + (r2, n))  # noqa: N806
-    if not x.requires_grad:
+    if not differentiated(x):
         return SVD(U, S, Vh)
     return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
 
@@ -476,7 +477,7 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
     gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
     x = _matrices(A, "svdvals")
-    if not x.requires_grad or x.numel() == 0:
+    if not differentiated(x) or x.numel() == 0:
         raw = x._dev.xp
         values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else (
             lambda a: raw.linalg.svd(a, compute_uv=False))  # fmt: skip
@@ -513,7 +514,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
         batch = tuple(x.shape[:-2])
         Q = packed[..., : m * kq].reshape(batch + (m, kq))  # noqa: N806
         R = packed[..., m * kq :].reshape(batch + (kq, n))  # noqa: N806
-    if not x.requires_grad or x.numel() == 0:
+    if not differentiated(x) or x.numel() == 0:
         pass  # (values only; an empty input's factors are in its graph already)
     elif m < n:
         # A = Q [R1 R2]: (Q, R1) of the square A[:, :m], whose Householder steps are A's; R2 = Q^T A[:, m:]
@@ -573,7 +574,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
         sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
         exact_np = (vh.conj().swapaxes(-1, -2) * sinv[..., None, :]) @ u.conj().swapaxes(-1, -2)
     exact = Tensor(exact_np.astype(x.dtype), device=x._dev)
-    if not x.requires_grad:
+    if not differentiated(x):
         return exact
     return ops.PseudoInverse.apply(x, exact)  # (PyTorch's keeps A and the result, as this op does)
 
@@ -649,7 +650,7 @@ def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fal
     if ord == 0:  # (the count of non-zeros: in the graph, with no gradient at all, as PyTorch's)
         count = a.detach().sign()
         count = count.sum(axes, keepdim) if axes else count
-        return NoGradient.apply(count, x) if x.requires_grad else count
+        return NoGradient.apply(count, x) if differentiated(x) else count
     if not axes:  # (a 0-d tensor: its magnitude)
         return a
     if ord == math.inf:
@@ -917,7 +918,7 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     else:
         info = raw.zeros(zero.shape[:1], dtype=raw.int32)
     P = _permutation_matrix(x, perm, batch)  # noqa: N806
-    if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
+    if differentiated(x):  # (PyTorch's backward keeps the factor it returned)
         value = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)
         LU = saved_for_backward(ops.LuPacked.apply(x, value, P), output=True)  # noqa: N806
     else:
@@ -1313,7 +1314,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     lower = f.mH if upper else f
     with no_grad():  # L^-H (L^-1 B)
         exact = solve_triangular(lower.mH, solve_triangular(lower, rhs, upper=False), upper=True)
-    if not (rhs.requires_grad or f.requires_grad):
+    if not (differentiated(rhs) or differentiated(f)):
         return exact
     batch = tuple(exact.shape[:-2])
     out = ops.GivenCholeskySolve.apply(rhs.expand(batch + rhs.shape[-2:]), f.expand(batch + f.shape[-2:]), exact,
@@ -1331,7 +1332,7 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
         eye = Tensor(np.broadcast_to(np.eye(f.shape[-1], dtype=f.dtype), f.shape).copy(), device=f._dev)
         linv = solve_triangular(lower.detach(), eye, upper=False)
         exact = linv.mH @ linv
-    if not f.requires_grad:
+    if not differentiated(f):
         return exact
     out = _exact_with_gradient_of(exact, inv(_cholesky_product(f, upper)))
     return saved_for_backward(out, f, output=True)  # (PyTorch's keeps the factor and the result)

@@ -212,6 +212,8 @@ class SliceGrad(Function):
         return ns.slice_grad(g, shape, key)
 
     def backward(self, g, ns, inputs, out):
+        if ns.recording:  # (the Slice itself: a key of the package's own may step backwards, as flip's)
+            return (ns.apply(Slice, g, args=self.args[1]),)
         return (g[self.args[1]],)
 
 

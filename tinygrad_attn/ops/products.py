@@ -133,6 +133,15 @@ class Logcumsumexp(Function):
                 s *= 2
         return a if s > 1 else a * 1
 
+    def forward_derivative(self, inputs, tangents, out):
+        """PyTorch's forward formula (its backward one passes through logs of ``|g|``, undefined at 0):
+        ``cumsum(t e) / cumsum(e)`` with ``e = exp(x - amax(x))`` along the axis."""
+        x, t = inputs[0], tangents[0]
+        if x.ndim == 0:
+            return t * 1
+        e = (x - x.amax(self.args, keepdim=True)).exp()
+        return (t * e).cumsum(self.args) / e.cumsum(self.args)
+
     def backward(self, g, ns, inputs, out):
         from ..tensors.reduce.product_gradients import logcumsumexp_gradient  # noqa: PLC0415 - built on the ops
 

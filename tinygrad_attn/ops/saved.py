@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import function as _function
+from ..engine.forward_grads import differentiated, register_zero_link
 from ..engine.function import Function
 
 
@@ -113,7 +114,7 @@ class GradientOf(Function):
 
 def with_gradient_of(value: Any, surrogate: Any) -> Any:
     """``value`` (a tensor), differentiated as ``surrogate`` is, where that requires grad."""
-    if not surrogate.requires_grad:
+    if not differentiated(surrogate):
         return value
     return GradientOf.apply(value.detach(), surrogate)
 
@@ -247,3 +248,6 @@ class BinaryCrossEntropyEdge(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             xp = ns.device.xp
             return None, g * ((x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)), g * (xp.log1p(-x) - xp.log(x))
+
+
+register_zero_link(lambda value, *of: ZeroDerivative.apply(value, *of))  # (forward_grads: a tangent's link)

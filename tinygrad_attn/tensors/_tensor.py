@@ -25,6 +25,7 @@ from ..engine import overrides as _overrides
 from ..engine.backward import backward
 from ..engine.bfloat16 import BFLOAT16 as _BFLOAT16
 from ..engine.declare import public
+from ..engine.forward_grads import tangent_of
 from ..engine.function import (
     BackwardNode,
     FreedArray,
@@ -209,6 +210,13 @@ def class_as_data_error(cls: type) -> Exception:
     return TypeError(f"new(): data must be a sequence (got type); {cls.__name__} is a class, not data")
 
 
+def _of_pytorch(func: Any) -> bool:
+    """Whether ``func`` is PyTorch's (``torch.Tensor.__eq__`` meeting one of our tensors, ``torch.tensor([1.]) ==
+    tga.tensor([1.])``), which hands it to our ``__torch_function__``."""
+    module = getattr(func, "__module__", None) or getattr(getattr(func, "__objclass__", None), "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] == "torch"
+
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -248,8 +256,8 @@ class Tensor:
     def __torch_function__(cls, func: Any, types: tuple, args: tuple = (), kwargs: dict | None = None) -> Any:
         """PyTorch's default (``engine.overrides``): ``func`` run with the dispatch of subclasses off, its
         tensors given back as ``cls`` (``NotImplemented`` when a class of ``types`` is not one of ``cls``'s)."""
-        if not all(issubclass(cls, t) for t in types):
-            return NotImplemented
+        if not all(issubclass(cls, t) for t in types) or _of_pytorch(func):
+            return NotImplemented  # (PyTorch's own function, given our tensor: not ours to run, nor to recurse into)
         with _overrides.DisableTorchFunctionSubclass():
             return _as_class(func(*args, **(kwargs or {})), cls)
 
@@ -562,6 +570,8 @@ class Tensor:
             suffixes.append(f"grad_fn=<{grad_fn_name(self._ctx)}>")
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
+        if (tangent := tangent_of(self)) is not None:  # (a dual tensor: forward-mode AD)
+            suffixes.append(f"tangent={tangent!r}")
         if self._dev.meta:  # (no values to print: PyTorch's form names the size, and a dtype not the default)
             shown = [f"size={tuple(self.shape)}"] + (
                 [f"dtype=torch.{self.dtype.name}"] if self.dtype != default else []

@@ -23,6 +23,7 @@ import numpy as np
 from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import check_dtype, public
+from ...engine.forward_grads import differentiated
 from ...engine.function import Function
 from ...engine.switches import check_host_read, no_grad
 from ...functional.checks import broadcast_of, same_dtype, tensor_operand
@@ -215,7 +216,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     # the value scaled as C's hypot (no overflow of a**2 where the result fits, as PyTorch's); the gradient
     # a / out, b / out of every order from the same sum scaled by the larger magnitude, held constant
     exact = Hypot.apply(a.detach(), b.detach())
-    if not (a.requires_grad or b.requires_grad):
+    if not (differentiated(a) or differentiated(b)):
         return exact
     big = a.detach().abs().maximum(b.detach().abs())
     big = where(big == 0, 1.0, big).astype(big.dtype)
@@ -606,7 +607,7 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     d = _one_dim(x, dim, "index_copy")
     idx, src = _source(x, d, index, source, "index_copy")
     out = x.scatter(d, idx, src)
-    if out.requires_grad:  # every source row gets the gradient of where it went, duplicates too (as PyTorch's)
+    if differentiated(out):  # every source row gets the gradient of where it went, duplicates too (as PyTorch's)
         from ...ops.saved import with_gradient_of  # noqa: PLC0415
 
         hit = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, device=x._dev), idx, args=(d, x.shape)) > 0
@@ -722,7 +723,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
             put = ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape))
             v = where(wk, v.maximum(put) if pick is np.maximum else v.minimum(put), v)
             v = where(wk & (put != put), math.nan, v) if v.dtype.kind in "fc" else v
-    if not (x.requires_grad or src.requires_grad):
+    if not (differentiated(x) or differentiated(src)):
         return v
     hit_src = (src == ops.GatherAlong.apply(v, idx, args=(d, x.shape))).astype(x.dtype)
     eq_self = (x == v).astype(x.dtype)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.forward_grads import differentiated
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
 from ...ops.array_function import array_function
@@ -181,7 +182,7 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
     up = x >= 0
     t = where(up, x, -x)
     tail = array_function(_erfc_tail, t)
-    if t.requires_grad:  # (the gradient of 1 - erf: -2/sqrt(pi) exp(-t^2), PyTorch's, -0 at infinity)
+    if differentiated(t):  # (the gradient of 1 - erf: -2/sqrt(pi) exp(-t^2), PyTorch's, -0 at infinity)
         tail = with_gradient_of(tail, 1.0 - t.erf())
     return saved_for_backward(where(up, tail, 2.0 - tail), x)  # (PyTorch's keeps its input)
 
@@ -385,7 +386,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
     out = NextAfter.apply(a.detach(), b.detach())
-    if not (a.requires_grad or b.requires_grad):
+    if not (differentiated(a) or differentiated(b)):
         return out
     # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
     # zero in other (a where that never picks it)
@@ -405,7 +406,7 @@ def frexp(input: Tensor) -> MantissaExponent:  # noqa: A002
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     src = x.detach()
     mantissa = array_function(_frexp_mantissa, src)
-    if x.requires_grad:
+    if differentiated(x):
         mantissa = with_gradient_of(mantissa, x * array_function(_frexp_scale, src))
     return MantissaExponent(mantissa, array_function(_frexp_exponent, src))
 

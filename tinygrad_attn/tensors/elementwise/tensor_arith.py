@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import check_dtype, public
+from ...engine.forward_grads import differentiated
 from ...engine.layout import relaid, row_major
 from ...engine.switches import tracing
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
@@ -226,7 +227,7 @@ def clamped(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa:
         out = where(out < min, min, out) if min == min else out * 0 + min
     if max is not None:
         out = where(out > max, max, out) if max == max else out * 0 + max
-    if input.requires_grad and input.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
+    if differentiated(input) and input.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
         out = where(out == out, out, out.detach())
     return saved_for_backward(out, input, min, max)  # (PyTorch's clamp keeps them: the version check follows)
 

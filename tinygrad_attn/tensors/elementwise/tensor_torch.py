@@ -16,6 +16,7 @@ from ...engine import layout as _memory
 from ...engine.arguments import missing
 from ...engine.composite import recorded_as
 from ...engine.declare import public
+from ...engine.forward_grads import differentiated
 from ...engine.layout import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
@@ -78,7 +79,7 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
         q = _memory.pointwise_result(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
-        given = [x for x in (a, b) if isinstance(x, Tensor) and x.requires_grad]
+        given = [x for x in (a, b) if isinstance(x, Tensor) and differentiated(x)]
         return NoDerivative.apply(_zero_gradient_of(q, *given), args="floor_divide") if given else q
     return IntFloorDivide.apply(a, b)
 
@@ -90,7 +91,7 @@ def _remainder(a: Any, b: Any) -> Tensor:
     if like.dtype.kind in "fc":
         ad, bd = _float_operand(a, like), _float_operand(b, like)
         out = _modulo(ad, bd)
-        if not any(isinstance(x, Tensor) and x.requires_grad for x in (a, b)):
+        if not any(isinstance(x, Tensor) and differentiated(x) for x in (a, b)):
             return out
         out = with_gradient_of(out, a - _float_floor_quotient(ad, bd) * b)  # (its value unused: the gradient's)
         return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
@@ -140,7 +141,7 @@ public(property(_nbytes), name="nbytes", function=False, method=True)
 def clone(self, *, memory_format: Any = preserve_format) -> Tensor:
     """A copy with its own array; gradients flow back through it. Laid out as PyTorch's: in
     ``memory_format`` (``preserve_format``: a dense input's strides, another's order of dims)."""
-    if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
+    if differentiated(self):  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
         out = _add(self, -0.0)
     elif tracing():  # (an op, a copy made again at each replay: not the traced call's values)
         out = ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
@@ -279,7 +280,7 @@ def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
     with a rounding mode: zeros, also where the divisor is 0 (not 0 * inf)."""
     from ...ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
 
-    given = [x for x in of if isinstance(x, Tensor) and x.requires_grad]
+    given = [x for x in of if isinstance(x, Tensor) and differentiated(x)]
     return ZeroDerivative.apply(q, *given) if given else q
 
 

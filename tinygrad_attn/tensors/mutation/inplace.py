@@ -23,6 +23,7 @@ import numpy as np
 from ... import ops
 from ...engine import function as _function
 from ...engine import versions as _versions
+from ...engine.forward_grads import set_tangent, tangent_of
 from ...engine.function import FreedArray, Function, _new, _next_seq, note_rebase
 from ...engine.switches import _State, active_tracer, no_grad, refuse_inference_change
 from ...engine.versions import _memory_root, as_seen_by, bump_version
@@ -40,6 +41,8 @@ def _moved_history(t: Tensor) -> Tensor:
     old._data, old._dev, old.grad, old.name = t._data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old values: their uses move with them
+    if (tangent := tangent_of(t)) is not None:  # (and a dual tensor's tangent: the old values')
+        set_tangent(old, tangent)
     return old
 
 
@@ -464,6 +467,8 @@ def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo:
         if tracer is not None:
             tracer._bind(t, tracer.value(r))
         note_rebase(_next_seq())
+    if (tangent := tangent_of(r)) is not None or tangent_of(t) is not None:  # (a dual tensor's, in its new layout)
+        set_tangent(t, tangent)
     if t._tracks_versions:
         bump_version(t._data)
     return t

@@ -23,6 +23,7 @@ import numpy as np
 from ... import ops
 from ...engine.arguments import ABSENT, int_or_ints
 from ...engine.declare import check_dtype, low_precision, public
+from ...engine.forward_grads import differentiated
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import NotDifferentiable, saved_for_backward, with_gradient_of
@@ -62,7 +63,7 @@ def _sorted_as_pytorch(x: Tensor, d: int) -> Tensor:
     """``x`` sorted along ``d`` (NaN last) with equal entries in the order of PyTorch's unstable sort,
     which decides the entries a gradient flows to (the values are those of any sort, so the order
     is worked out only where a gradient is wanted)."""
-    if not x.requires_grad:
+    if not differentiated(x):
         return _stable_sorted(x, d)[0]
     idx = np.apply_along_axis(sort_order, d, _host(x)) if x.numel() else np.zeros(x.shape, np.int64)
     return ops.GatherAlong.apply(x, _on(x, idx.astype(np.int64)), args=(d, x.shape))
@@ -112,7 +113,7 @@ def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
         flat = _host(x).reshape(-1)
         if np.signbit(flat[flat == 0]).any() and (j := median_index(flat, skip_nan)) is not None:
             out = x.detach().reshape(-1)[j]  # (0.0 or -0.0: the one PyTorch's nth_element leaves there)
-    if x.requires_grad:
+    if differentiated(x):
         v = out.detach()
         hit = (x == v) | (x.isnan() & v.isnan())
         out = with_gradient_of(out, where(hit, x, 0.0).sum() / hit.sum())

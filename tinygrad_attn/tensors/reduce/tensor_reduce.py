@@ -20,6 +20,7 @@ from ... import ops
 from ...engine.arguments import refuse
 from ...engine.composite import composite, recorded_as
 from ...engine.declare import public
+from ...engine.forward_grads import differentiated
 from ...engine.switches import is_grad_enabled
 from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
@@ -145,7 +146,7 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     )
     with np.errstate(invalid="ignore"):
         value = (d * d).sum(axis, keepdims).detach() * math.inf
-    if not x.requires_grad:
+    if not differentiated(x):
         return value
     # Its gradient is PyTorch's formula 2 (x - mean) / (N - correction), whose divisor is not
     # clamped: finite for a negative one, +-inf for 0 (NaN where x is the mean). As the slope of
@@ -585,7 +586,7 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = x.abs().amin(() if dim is None else dim, keepdim)
     elif p == 0:  # (the count of non-zeros: in the graph, with no gradient at all, as PyTorch's)
         r = x.detach().abs().sign().sum(dim, keepdim)
-        r = NoGradient.apply(r, x) if x.requires_grad else r
+        r = NoGradient.apply(r, x) if differentiated(x) else r
     elif isinstance(p, str):
         raise InvalidArgumentError(f"norm: p={p!r} is not supported; use 'fro', 'nuc' or a number")
     else:
