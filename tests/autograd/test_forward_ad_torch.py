@@ -194,3 +194,59 @@ def test_a_tangent_that_a_backward_differentiates_is_pytorchs(body: str) -> None
         assert o_grad is None or not np.any(o_grad)
     else:
         np.testing.assert_allclose(o_grad, t_grad, rtol=1e-12, atol=1e-12)
+
+
+_MODULE_PROGRAMS = {
+    "mlp": ("nn.Sequential(nn.Linear(4, 5), nn.GELU(), nn.LayerNorm(5), nn.Linear(5, 2))", (2, 4)),
+    "conv_pool": ("nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))", (1, 2, 5, 5)),
+    "encoder_layer": ("nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)", (2, 3, 4)),
+    "attention_weights": ("nn.MultiheadAttention(4, 2, batch_first=True)", (2, 3, 4)),
+    "lstm": ("nn.LSTM(4, 3, batch_first=True)", (2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MODULE_PROGRAMS))
+def test_the_tangent_of_a_module_is_pytorchs(name: str) -> None:
+    """The Jacobian-vector product of a whole module (its parameters PyTorch's), in float64."""
+    build, shape = _MODULE_PROGRAMS[name]
+    rng = np.random.default_rng(2)
+    xn, tn = rng.standard_normal(shape), rng.standard_normal(shape)
+    ref = eval(build, {"nn": torch.nn}).double().eval()  # noqa: S307 - (a fixed table above)
+    ours = eval(build, {"nn": tga.nn}).double().eval()  # noqa: S307
+    ours.load_state_dict({k: tga.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    seen: list[Any] = []
+    for lib, m in ((torch, ref), (tga, ours)):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            try:
+                d = fw.make_dual(lib.tensor(xn), lib.tensor(tn))
+                out = m(d, d, d) if name.startswith("attention") else m(d)
+            except NotImplementedError as e:  # (PyTorch's CPU flash attention has no forward formula)
+                seen.append(str(e).splitlines()[0])
+                continue
+            out = out[0] if isinstance(out, tuple) else out
+            seen.append(fw.unpack_dual(out).tangent.detach().numpy())
+    if isinstance(seen[0], str):
+        assert seen[1] == seen[0]
+    else:
+        np.testing.assert_allclose(seen[1], seen[0], rtol=1e-9, atol=1e-11)
+
+
+def test_dtypes_printing_and_nesting_as_pytorch() -> None:
+    def program(lib: Any) -> list:
+        fw = lib.autograd.forward_ad
+        x, t = lib.tensor([0.3, -1.2, 2.0]), lib.tensor([1.0, 2.0, 3.0])
+        x64, t64 = x.double(), t.double()
+        with fw.dual_level():
+            d = fw.make_dual(x, t.double())  # (a wider tangent: kept through the ops)
+            e = fw.make_dual(x, t)
+            return [
+                lambda: fw.unpack_dual(d * 2).tangent,
+                lambda: fw.unpack_dual(e.half()).tangent,
+                lambda: repr(e.sum()),
+                lambda: lib.func.jvp(lib.sin, (x64,), (t64,)),
+                lambda: lib.func.jacfwd(lib.sin)(x64),
+                lambda: lib.func.jacrev(lib.sin)(x64),
+            ]
+
+    _both(program)

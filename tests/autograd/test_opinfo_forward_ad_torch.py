@@ -202,3 +202,50 @@ def test_a_tangent_requires_grad_as_pytorchs(op_id: str) -> None:
     later backward differentiates: ``jvp`` then ``backward``, as a Hessian-vector product written by hand)."""
     tally = run_op(op_id, FAST_SAMPLES, flags=True)
     assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+
+
+def compare_refusal(target: runner.Target, sample: Any) -> str | None:
+    """For an op PyTorch gives no forward formula (``supports_forward_ad=False``): where PyTorch's forward-mode
+    AD raises, ours raises the same class with the same first line; where it computes, the tangents agree."""
+    leaves: list = []
+    try:
+        inp = runner.to_ours(sample.input, leaves)
+        args, kwargs = runner.to_ours(sample.args, leaves), runner.to_ours(sample.kwargs, leaves)
+    except runner.Unsupported:
+        return None
+    if not leaves:
+        return None
+    tangents = [_vector(t, 1234 + k) for k, (t, _) in enumerate(leaves)]
+    raised = []
+    for lib, fn, i, a, k, lv, tn in (
+        (torch, target.op.op, sample.input, sample.args, sample.kwargs, [t for t, _ in leaves], tangents),
+        (tga, target.function, inp, args, kwargs, [o for _, o in leaves], [tga.tensor(t.numpy()) for t in tangents]),
+    ):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                _tangents(lib, fn, i, a, k, lv, tn, sample.output_process_fn_grad, False)
+            raised.append(None)
+        except Exception as e:
+            raised.append((type(e), str(e).splitlines()[0] if str(e) else ""))
+    theirs, ours = raised
+    if theirs is None:
+        return None if ours is None else f"raises {ours[0].__name__}: {ours[1][:160]}, where PyTorch computes"
+    if theirs[0] is NotImplementedError and (ours is None or ours != theirs):
+        return f"PyTorch raises {theirs[1][:120]!r}; ours: {ours}"
+    return None
+
+
+def _refused(op_id: str) -> bool:
+    t = runner.TARGETS[op_id]
+    return t.function is not None and t.op.supports_autograd and not t.op.supports_forward_ad
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("op_id", sorted(filter(_refused, runner.TARGETS)))
+def test_an_op_pytorch_has_no_forward_formula_for_raises_as_pytorchs(op_id: str) -> None:
+    target = runner.TARGETS[op_id]
+    dtype = torch.float64 if torch.float64 in runner._supported(target.op) else torch.float32
+    for sample in runner._samples(target.op, dtype, FAST_SAMPLES, reference=False, requires_grad=True):
+        why = compare_refusal(target, sample)
+        assert why is None, f"{runner._describe(sample)}: {why}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..engine import forward_grads as _fg
 from ..engine.switches import enable_grad
 from ..random import get_rng_state, set_rng_state
 from ..tensors._tensor import Tensor, stack
@@ -308,6 +309,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> Any:
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``); with
     ``has_aux``, ``func`` returns ``(output, aux)`` and ``aux`` comes third, not differentiated."""
+    _refuse_nested_forward()
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
     keep = _keeps_graph(primals) or _keeps_graph(tangents)
@@ -339,8 +341,17 @@ def _own_leaf(t: Any) -> Any:
     return t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True)
 
 
+def _refuse_nested_forward() -> None:
+    """PyTorch's forward-mode transforms (``jvp``, ``jacfwd``, ``hessian``) open a dual level of their own, which
+    one already open (``forward_ad.dual_level``) refuses."""
+    if _fg.current_level() >= 0:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+
+
 def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux: bool, who: str) -> Callable:
     def wrapper(*args: Any) -> Any:
+        if who == "jacfwd":
+            _refuse_nested_forward()
         nums = _selected(args, argnums, who)
         aux: list[Any] = []
         dtypes: list[Any] = []  # the outputs'

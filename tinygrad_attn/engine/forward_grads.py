@@ -170,6 +170,10 @@ def jvp_of(fn: Any, inputs: Any, out: Any, duals: list[tuple[int, Any]]) -> Any:
     if jvp is None:
         return T._wrap(out._dev.ops.zeros_like(out._data), out._dev)
     jvp = jvp if isinstance(jvp, T) else T._wrap(jvp, out._dev)
+    wide = [tan.dtype for i, tan in duals if tan.dtype.itemsize > max(inputs[i].dtype.itemsize, jvp.dtype.itemsize)]
+    if wide:  # (a float64 tangent of a float32 primal: PyTorch's formulas compute, and keep, the wider dtype)
+        with suspended():
+            jvp = jvp.to(max(wide, key=lambda d: d.itemsize))
     if keep and not jvp._requires_grad and _zero_link is not None and _reads_primals(fn):
         with suspended():
             return _zero_link(jvp, *[t for t in inputs if isinstance(t, T) and t._requires_grad])
@@ -202,3 +206,12 @@ def differentiated(t: Any) -> bool:
     """Whether an op must record its steps for ``t``: ``t`` requires grad or carries a tangent. (A fast path
     that computes on the arrays alone, for a tensor neither, would leave a dual tensor's tangent behind.)"""
     return t._requires_grad or (bool(_tangents) and tangent_of(t) is not None)
+
+
+def refuse_tangents(kernel: str, *tensors: Any) -> None:
+    """PyTorch's error for an op whose kernel ``kernel`` has no forward formula there (``cdist``, ``pdist``,
+    ``grid_sample``, the CPU flash attention...), where one of ``tensors`` is a dual tensor: forward-mode AD raises
+    for it, as PyTorch's does, rather than computing a tangent PyTorch has none of."""
+    if _tangents and any(tangent_of(t) is not None for t in tensors):
+        raise NotImplementedError(f"Trying to use forward AD with {kernel} that does not support it because it has "
+                                  "not been implemented yet.")  # fmt: skip

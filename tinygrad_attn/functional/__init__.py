@@ -24,7 +24,7 @@ from ..engine import declare as _declare
 from ..engine.arguments import missing, refuse
 from ..engine.composite import composite, recorded_as
 from ..engine.declare import accepts, check_dtype, public
-from ..engine.forward_grads import differentiated
+from ..engine.forward_grads import differentiated, refuse_tangents
 from ..engine.layout import result_in_format_of, row_major_result
 from ..engine.overrides import dispatching as _dispatching
 from ..engine.spellings import keeps_old_spellings
@@ -868,6 +868,8 @@ def scaled_dot_product_attention(
     for t, n in ((q, "query"), (k, "key"), (v, "value")):
         if not isinstance(t, Tensor) or t.ndim < 2:
             raise ValueError(f"scaled_dot_product_attention: {n} must be a tensor of at least 2 dimensions")
+    if q.ndim == k.ndim == v.ndim == 4:  # (PyTorch's CPU flash kernel, which it picks for 4-d inputs)
+        refuse_tangents("_scaled_dot_product_flash_attention_for_cpu", q, k, v)
     if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
         hq, hk = q.shape[-3], k.shape[-3]
         if hk == 0 or hq % hk or v.ndim < 3 or v.shape[-3] != hk:

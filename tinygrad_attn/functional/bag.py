@@ -15,6 +15,7 @@ import numpy as np
 
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
+from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import no_grad
 from ..ops.saved import with_gradient_of
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, where
@@ -72,6 +73,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
     only); ids equal to ``padding_idx`` are left out; an empty bag gives zeros. PyTorch's
     ``F.embedding_bag``; ``scale_grad_by_freq`` divides the gradient as PyTorch's CPU kernel does (see
     :func:`_frequency_divisors`). ``sparse=True`` (a sparse gradient) is not supported: no sparse layout here."""
+    refuse_tangents("_embedding_bag", weight, per_sample_weights)
     op = "embedding_bag"
     if mode not in _MODES:
         raise ValueError(f"{op}: mode has to be one of sum, mean or max, got {mode!r}")

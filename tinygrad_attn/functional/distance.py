@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import check_dtype, low_precision, public
+from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
@@ -97,6 +98,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     >>> F.pdist(tga.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))  # doctest: +SKIP
     Tensor([5.0000, 1.0000, 4.2426])
     """
+    refuse_tangents("_pdist_forward", input)
     x = tensor_arg(input, "pdist")
     if x.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")

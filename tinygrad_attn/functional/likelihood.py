@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
@@ -121,6 +122,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     unbatched) that collapses repeats and drops ``blank``. ``targets`` padded ``(N, S)`` or
     concatenated; ``"mean"`` divides each loss by its target length, then averages; an
     impossible alignment costs ``inf`` (0 with ``zero_infinity``). PyTorch's ``F.ctc_loss``."""
+    refuse_tangents("_ctc_loss", log_probs)
     op = "ctc_loss"
     reduction = _F._reduction(op, reduction)
     lp = _F.tensor_arg(log_probs, op)

@@ -18,6 +18,7 @@ import numpy as np
 from ..engine.arguments import refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
@@ -154,6 +155,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
     """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:
     ``sum over i != y of max(0, margin - x[y] + x[i])^p * weight[y] / C`` (``p`` 1 or 2),
     PyTorch's ``F.multi_margin_loss``."""
+    refuse_tangents("multi_margin_loss", input, weight)
     op = "multi_margin_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
     if p not in (1, 2):
@@ -189,6 +191,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     """The multi-label hinge loss: ``target (N, C)`` lists each sample's classes, ended by the
     first -1; every listed class ``j`` should beat every unlisted ``i`` by 1: ``sum of max(0,
     1 - (x[j] - x[i])) / C`` (PyTorch's ``F.multilabel_margin_loss``)."""
+    refuse_tangents("multilabel_margin_loss_forward", input)
     op = "multilabel_margin_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)

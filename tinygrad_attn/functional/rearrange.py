@@ -19,7 +19,7 @@ import numpy as np
 
 from ..engine.composite import recorded_as
 from ..engine.declare import accepts, public
-from ..engine.forward_grads import differentiated
+from ..engine.forward_grads import differentiated, refuse_tangents
 from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
 from ..ops.conv import im2col, out_size
@@ -298,6 +298,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     ``(x, y, z)``): ``mode`` ``"bilinear"`` (trilinear in 3-D), ``"nearest"`` or ``"bicubic"`` (4-D
     only), ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"``: PyTorch's ``F.grid_sample``,
     a spatial transformer's sampler. Gradients reach the input and the grid (zeros for nearest)."""
+    refuse_tangents("grid_sampler_3d" if getattr(input, "ndim", 4) == 5 else "grid_sampler_2d", input, grid)
     op = "grid_sample"
     x, g = _F.tensor_arg(input, op), _F.tensor_arg(grid, op)
     if mode not in ("bilinear", "nearest", "bicubic"):

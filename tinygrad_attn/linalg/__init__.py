@@ -30,7 +30,7 @@ import numpy as np
 from .. import ops
 from ..engine.composite import composite
 from ..engine.declare import accepts, low_precision, public
-from ..engine.forward_grads import differentiated
+from ..engine.forward_grads import differentiated, refuse_tangents
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
@@ -1186,6 +1186,7 @@ def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
     """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^H``) with ``Q`` the full unitary
     product of :func:`geqrf`'s reflectors ``(input, tau)``, never formed. Gradients reach all three."""
+    refuse_tangents("ormqr", input, tau, other)
     a, t, c = _matrices(input, "ormqr"), _float(tau, "ormqr"), _matrices(other, "ormqr")
     rows = c.shape[-2] if left else c.shape[-1]
     k = t.shape[-1] if t.ndim else 0

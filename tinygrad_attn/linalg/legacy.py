@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from ..engine.arguments import ABSENT
 from ..engine.declare import public
+from ..engine.forward_grads import refuse_tangents
 from ..engine.warn import warn as _user_warn
 from ..functional.checks import tensor_arg as _tensor
 from ..tensors._tensor import InvalidArgumentError, Tensor
@@ -49,6 +50,7 @@ def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky(A, upper=False)`` and ``A.cholesky(upper)``: ``tga.linalg.cholesky``
     (``upper`` positional too); an empty input of any shape is returned as an empty copy, as PyTorch's
     (``linalg.cholesky`` checks the shape first)."""
+    refuse_tangents("cholesky", input)
     _deprecated("cholesky", "torch.linalg.cholesky")
     x = _tensor(input, "cholesky")
     if x.numel() == 0:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import public
+from ..engine.forward_grads import refuse_tangents
 from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..functional.distance import _pnorm
@@ -264,6 +265,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
+    refuse_tangents("_cdist_forward", x1, x2)
     x1, x2 = _tensor(x1, "cdist"), _tensor(x2, "cdist")
     if x1.dtype.kind != "f" or x2.dtype.kind != "f":
         raise UnsupportedDtypeError(

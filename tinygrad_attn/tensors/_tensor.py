@@ -571,7 +571,7 @@ class Tensor:
         elif self.requires_grad:
             suffixes.append("requires_grad=True")
         if (tangent := tangent_of(self)) is not None:  # (a dual tensor: forward-mode AD)
-            suffixes.append(f"tangent={tangent!r}")
+            suffixes.append(f"tangent={tangent}")  # (format's: a 0-d tangent as its number, as PyTorch's)
         if self._dev.meta:  # (no values to print: PyTorch's form names the size, and a dtype not the default)
             shown = [f"size={tuple(self.shape)}"] + (
                 [f"dtype=torch.{self.dtype.name}"] if self.dtype != default else []

@@ -23,7 +23,7 @@ import numpy as np
 from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import check_dtype, public
-from ...engine.forward_grads import differentiated
+from ...engine.forward_grads import differentiated, refuse_tangents
 from ...engine.function import Function
 from ...engine.switches import check_host_read, no_grad
 from ...functional.checks import broadcast_of, same_dtype, tensor_operand
@@ -746,6 +746,7 @@ def index_reduce(input: Tensor, dim: int, index: Any, source: Tensor, reduce: st
     """The rows of ``source`` reduced into the rows of ``input`` that ``index`` names along ``dim``
     (``"prod" "mean" "amax" "amin"``; ``include_self=False``: the rows written start empty), as
     ``torch.index_reduce``: :func:`scatter_reduce` with the index spread over ``source``'s shape."""
+    refuse_tangents("index_reduce", input, source)
     x = _tensor(input, "index_reduce")
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
