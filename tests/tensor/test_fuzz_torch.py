@@ -276,3 +276,41 @@ def test_programs_behave_as_in_pytorch(program):
     assert _close(v, tv), f"value {v}, PyTorch's {tv}\n{src}"
     for k, (g, tg) in enumerate(zip(gs, tgs)):
         assert _close(g, tg), f"gradient {k} (2 and 3: second order) {g}, PyTorch's {tg}\n{src}"
+
+
+def run_forward(ours: bool, a, b, steps):
+    """The program's value and tangent with its two inputs dual tensors (forward-mode AD, no grad)."""
+    L = Lib(ours)
+    fw = L.m.autograd.forward_ad
+    with fw.dual_level():
+        x0 = fw.make_dual(L.tensor(a), L.tensor(np.asarray(np.cos(a * 3.0))))  # (an array: of 0-d, not a scalar)
+        x1 = fw.make_dual(L.tensor(b), L.tensor(np.asarray(np.sin(b * 2.0 + 1.0))))
+        vals = [x0, x1]
+        for name, i, j, arg in steps:
+            vals.append(STEPS[name][2](L, vals[i], vals[j], arg))
+        out = vals[-1]
+        tangent = fw.unpack_dual(out).tangent if out.dtype in (torch.float64, np.float64) else None
+        return out.detach().numpy(), None if tangent is None else tangent.detach().numpy()
+
+
+@pytest.mark.slow
+@settings(max_examples=max(N_EXAMPLES // 4, 50), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(programs())
+def test_programs_forward_mode_as_in_pytorch(program):
+    """The same programs in forward mode: each input a dual tensor, the tangent of the result PyTorch's."""
+    a, b, steps, _ = program
+    outcomes = []
+    for ours in (True, False):
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outcomes.append((run_forward(ours, a, b, steps), None))
+        except Exception as e:  # noqa: BLE001 - whether each side raises is compared
+            outcomes.append((None, e))
+    (mine, err), (theirs, terr) = outcomes
+    src = source(a, b, steps)
+    assert (err is None) == (terr is None), f"raises here: {err!r}; in PyTorch: {terr!r}\n{src}"
+    if err is None:
+        assert _close(mine[0], theirs[0]), f"value {mine[0]}, PyTorch's {theirs[0]}\n{src}"
+        assert _close(mine[1], theirs[1]), f"tangent {mine[1]}, PyTorch's {theirs[1]}\n{src}"

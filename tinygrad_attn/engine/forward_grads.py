@@ -125,6 +125,33 @@ def _written(t: Any, key: Any, value: Any) -> None:
             new = mine.clone() if mine is not None else T._wrap(t._dev.ops.zeros_like(t._data), t._dev)
             new[key] = theirs if theirs is not None else 0
     set_tangent(t, new)
+    _through_views(t, new)
+
+
+def _view_op(t: Any) -> Any:
+    """The view op ``t`` shows its base through (recorded, or remembered by an unrecorded view), or None."""
+    c = t._ctx
+    if c is None:
+        return getattr(t, "_base", None)
+    if c.rebases:  # (a view written through: the view op under its InPlace node)
+        c = c.inputs[0]._ctx
+    return c if c is not None and c.view else None
+
+
+def _through_views(t: Any, new: Any) -> None:
+    """A write into a view changes its base: each base up the chain takes ``new`` as the tangent of the part the
+    view shows (``c[0].mul_(2)`` doubles that row of ``c``'s tangent, as PyTorch's views of one tangent do)."""
+    T = _function.Tensor
+    v = _view_op(t)
+    while v is not None and isinstance(v.inputs[0], T) and _is_inexact(v.inputs[0]):
+        base = v.inputs[0]
+        with suspended():
+            mine = tangent_of(base)
+            whole = mine.clone() if mine is not None else T._wrap(base._dev.ops.zeros_like(base._data), base._dev)
+            part = type(v).apply(whole, args=v.args)  # (the same view of the base's tangent: its memory)
+            part.copy_(new.to(part.dtype))
+        set_tangent(base, whole)
+        new, v = whole, _view_op(base)
 
 
 def jvp_of(fn: Any, inputs: Any, out: Any, duals: list[tuple[int, Any]]) -> Any:
