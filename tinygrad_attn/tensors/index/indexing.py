@@ -350,8 +350,23 @@ def _bool_to_int(k: Any, x: Tensor) -> _Split:
 
 
 def _basic(x: Tensor, key: tuple) -> Tensor:
-    """Ints, slices and ``None``: one Slice, then a reshape for the new axes."""
+    """Ints, slices and ``None``: the new axes first (an unsqueeze of ``x``), then one Slice, as PyTorch reads a
+    key from the left: a new axis's stride is that of the whole axis after it (``x[None, :2]`` of a 3x4 ``x``:
+    12, not 8), and its graph is the unsqueeze's node under the slice's."""
     plain = tuple(k for k in key if k is not None)
+    if len(plain) != len(key) and len(plain) <= x.ndim and plain:
+        shape, dims, rest = [], [], iter(x.shape)
+        for i, k in enumerate(key):
+            if k is None:
+                dims.append(i)
+                shape.append(1)
+            else:
+                shape.append(next(rest))
+        u = ops.movement.Unsqueeze.apply(x, args=((*shape, *rest), tuple(dims)))
+        wide = tuple(slice(None) if k is None else k for k in key)
+        if all(isinstance(k, slice) and k == slice(None) for k in wide):
+            return u
+        return _basic(u, wide)
     for k, s in zip([k for k in plain], x.shape):
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
             raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
