@@ -358,6 +358,14 @@ PROGRAMS = {
         R(F.ctc_loss(torch.empty(6, 2, 4, device='meta').log_softmax(2), torch.empty(2, 3, dtype=torch.long, device='meta'),
                      [6, 5], [3, 2]))
     """,
+    "draws_and_spectra_computed_from_values": """
+        x = torch.empty(3, 4, device='meta')
+        R(torch.poisson(x), torch.normal(x, x), torch.normal(x, 1.0), torch.bernoulli(x), torch.bernoulli(x, 0.3))
+        R(torch.multinomial(x, 2), torch.multinomial(x[0], 6, replacement=True), x.take(torch.empty(5, dtype=torch.long, device='meta')))
+        R(torch.linalg.svdvals(x), torch.linalg.eigvals(x[:, :3]), torch.linalg.matrix_rank(x), torch.linalg.cond(x[:, :3]))
+    """,
+    "no_meta_kernel_binomial": "torch.binomial(torch.empty(3, device='meta'), torch.empty(3, device='meta'))",
+    "no_meta_kernel_lstsq": "torch.linalg.lstsq(torch.empty(5, 3, device='meta'), torch.empty(5, 2, device='meta'))",
     "range_checks_skipped": """
         R(F.nll_loss(torch.empty(4, 3, device='meta'), torch.empty(4, dtype=torch.long, device='meta')))
         R(torch.empty(4, 3, device='meta').kthvalue(3, 1))
@@ -396,10 +404,13 @@ def test_meta_programs_as_pytorchs(name: str) -> None:
 
 def test_an_op_computed_on_stand_ins_draws_nothing_from_the_generator() -> None:
     tga.manual_seed(0)
-    state = tga.get_rng_state()
+    state, g = tga.get_rng_state(), tga.Generator().manual_seed(1)
+    given = g.get_state()
     y = tga.nn.functional.fractional_max_pool2d(tga.empty(2, 3, 8, 8, device="meta"), 2, output_size=4)
-    assert y.is_meta and tuple(y.shape) == (2, 3, 4, 4)
-    assert tga.equal(tga.get_rng_state(), state)  # (PyTorch's meta kernel draws its samples on meta)
+    z = tga.bernoulli(tga.empty(3, 4, device="meta"), generator=g)
+    assert y.is_meta and tuple(y.shape) == (2, 3, 4, 4) and z.is_meta and tuple(z.shape) == (3, 4)
+    assert tga.equal(tga.get_rng_state(), state)  # (PyTorch's meta kernels draw nothing)
+    assert tga.equal(g.get_state(), given)
 
 
 def test_stand_ins_beyond_the_limit_are_refused_before_any_memory() -> None:

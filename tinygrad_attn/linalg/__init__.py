@@ -35,7 +35,7 @@ from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
 from ..ops.saved import NoGradient, saved_for_backward
-from ..runtime.meta_stand_ins import stand_in
+from ..runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError, scalar_type_name
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
@@ -434,6 +434,7 @@ def _general_square(A: Any, op: str) -> Tensor:  # noqa: N803
 
 
 @composite("linalg_eig")
+@stand_in("matrices")
 def eig(A: Tensor) -> Eig:  # noqa: N803
     """The eigenvalues and eigenvectors (columns) of each general square matrix, always complex (complex64 for
     float32 input), as LAPACK's ``geev`` gives them: each eigenvector of unit norm with its largest entry
@@ -444,6 +445,7 @@ def eig(A: Tensor) -> Eig:  # noqa: N803
 
 
 @composite("linalg_eig")
+@stand_in("matrices")
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of each general square matrix, always complex, as :func:`eig`'s."""
     x = _general_square(A, "eigvals")
@@ -481,6 +483,7 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
 
 
 @composite("linalg_svd", output=1)
+@stand_in("matrices")
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
     gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
@@ -588,6 +591,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return ops.PseudoInverse.apply(x, exact)  # (PyTorch's keeps A and the result, as this op does)
 
 
+@stand_in("matrices")
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
     """The number of singular values above ``max(atol, rtol * largest)`` (int64, no gradient)."""
     x = _matrices(A, "matrix_rank")
@@ -612,6 +616,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     drv = "gelsy" if driver is None else driver
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    refuse_without_kernel("aten::linalg_lstsq.out", a, b)
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
     sol = pinv(a, rtol=rcond) @ bb  # (..., n, k)

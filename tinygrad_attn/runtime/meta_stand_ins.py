@@ -88,10 +88,10 @@ def _mapped(v: Any, f: Callable[[Any], Any]) -> Any:
 
 
 def _harmless(shape: tuple[int, ...], dtype: np.dtype, values: str) -> np.ndarray:
-    """Values no check refuses and no factorisation finds singular: ``"zeros"``, or ``"matrices"``:
-    identity matrices (in the last two axes) of a floating tensor, and of an integer one the row
-    numbers from 1 along its last axis (LAPACK's pivots of no exchange)."""
-    out = np.zeros(shape, dtype)
+    """Values no check refuses and no factorisation finds singular: ``"zeros"``, ``"ones"`` (weights that
+    sum to more than 0), or ``"matrices"``: identity matrices (in the last two axes) of a floating tensor,
+    and of an integer one the row numbers from 1 along its last axis (LAPACK's pivots of no exchange)."""
+    out = np.ones(shape, dtype) if values == "ones" else np.zeros(shape, dtype)
     if values == "matrices" and out.size:
         if dtype.kind in "fc" and len(shape) >= 2:
             out[...] = np.eye(shape[-2], shape[-1], dtype=dtype)
@@ -168,11 +168,14 @@ def _on_stand_ins(fn: Callable[..., Any], metas: list, values: str, args: tuple,
         if id(t) not in stand_ins:
             stand_ins[id(t)] = s = _stand_in_of(t, values)
             meta_of[id(s)] = t
-    state = random.get_rng_state()  # (PyTorch's meta kernels draw nothing: a stand-in's draws are undone)
+    # (PyTorch's meta kernels draw nothing: a stand-in's draws, from the default generator or one given, are undone)
+    gens = [random.default_generator, *(g for g in (*args, *kw.values()) if isinstance(g, random.Generator))]
+    states = [(g, g.get_state()) for g in gens]
     try:
         out = fn(*_mapped(args, lambda t: stand_ins.get(id(t), t)), **_mapped(kw, lambda t: stand_ins.get(id(t), t)))
     finally:
-        random.set_rng_state(state)
+        for g, st in states:
+            g.set_state(st)
     grads = [t for t in {id(t): t for t in metas}.values() if t.requires_grad]
     dev = metas[0]._dev
     return _mapped(out, lambda r: _as_meta(r, meta_of, grads, dev, strides))

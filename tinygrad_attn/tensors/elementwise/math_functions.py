@@ -1026,6 +1026,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 
 # -- random ------------------------------------------------------------------------------
 @public(dtypes="floating", operands=("mean", "std"))
+@stand_in()
 def normal(mean: Any = 0.0, std: Tensor | float = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or

@@ -24,7 +24,7 @@ from ...engine.layout import pointwise_result
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
-from ...runtime.meta_stand_ins import refuse_without_kernel
+from ...runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from .._tensor import Size, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, scalar_type_name
 from . import dims
@@ -456,6 +456,7 @@ def _long_index(index: Any, x: Tensor, op: str) -> Tensor:
 
 
 @public(method=True)
+@stand_in()
 def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
     """The entries of ``input`` read as a 1-D tensor at ``index`` (negative indices count from the end);
     the result has the index's shape."""
