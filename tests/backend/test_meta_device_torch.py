@@ -366,6 +366,12 @@ PROGRAMS = {
     """,
     "no_meta_kernel_binomial": "torch.binomial(torch.empty(3, device='meta'), torch.empty(3, device='meta'))",
     "no_meta_kernel_lstsq": "torch.linalg.lstsq(torch.empty(5, 3, device='meta'), torch.empty(5, 2, device='meta'))",
+    "second_gradients_through_ops_computed_from_values": """
+        a = torch.empty(2, 3, 3, device='meta', dtype=torch.float64, requires_grad=True)
+        g, = torch.autograd.grad(torch.linalg.inv(a).sum(), a, create_graph=True)
+        R(g.shape, g.stride(), g.is_meta, g.requires_grad)  # (the node's name is the CPU tests' business)
+        R(torch.autograd.grad((g * g).sum(), a)[0])
+    """,
     "range_checks_skipped": """
         R(F.nll_loss(torch.empty(4, 3, device='meta'), torch.empty(4, dtype=torch.long, device='meta')))
         R(torch.empty(4, 3, device='meta').kthvalue(3, 1))

@@ -41,8 +41,9 @@ NO_KERNEL = (
 
 class StandIn(Function):
     """A meta result computed on stand-ins (:func:`stand_in`): ``args`` is its placeholder and the
-    name of the stand-in's node; the inputs are the meta tensors that require grad, and their
-    gradients are placeholders of their shapes (what a meta backward computes)."""
+    name of the stand-in's node (None: its class's); the inputs are the meta tensors that require
+    grad, and their gradients are placeholders of their shapes (what a meta backward computes),
+    themselves such nodes of the gradient and the inputs under ``create_graph``."""
 
     __slots__ = ()
     name = "stand_in"
@@ -51,13 +52,15 @@ class StandIn(Function):
     reads_values = False
 
     @property
-    def torch_grad_fn_name(self) -> str:
+    def torch_grad_fn_name(self) -> str | None:
         return self.args[1]
 
     def forward(self, ns: Any, *xs: Any) -> Any:
         return self.args[0]
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        if getattr(ns, "recording", False):  # (create_graph: each gradient a node of g and the inputs, as PyTorch's)
+            return tuple(StandIn.apply(g, *inputs, args=(placeholder(x.shape, x._data.dtype), None)) for x in inputs)
         return tuple(ns.zeros_like(x) for x in inputs)
 
 
