@@ -36,6 +36,7 @@ from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw, memory_order
+from ..runtime.meta_stand_ins import stand_in
 from ..tensors import dtypes as _dtypes
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.dtypes import OperandDtypeError, finfo
@@ -1034,6 +1035,7 @@ def _clamped_log(x: Tensor) -> Tensor:
 
 @public(function=False, functional=True)
 @composite("binary_cross_entropy")
+@stand_in()
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import public
+from ..runtime.meta_stand_ins import stand_in
 from ..tensors._tensor import Tensor, cat, stack
 from ..tensors.dtypes import scalar_type_name
 from ..tensors.index.indexing import host_integers
@@ -58,7 +59,15 @@ def _check(mat_a: Tensor, mat_b: Tensor, offs: Any, bias: Any, out_dtype: Any) -
         raise RuntimeError("Grouped gemm output dtype must match `mat_a` dtype")
 
 
+def _meta_kernel(mat_a: Tensor, mat_b: Tensor, **kw: Any) -> None:
+    """The dtype check of PyTorch's meta kernel (that of its CUDA one): bfloat16 operands only."""
+    if not (str(mat_a.dtype) == str(mat_b.dtype) == "torch.bfloat16"):
+        raise RuntimeError(f"Expected inputs of BF16 type but got mat_a.dtype={mat_a.dtype} and "
+                           f"mat_b.dtype={mat_b.dtype}.")  # fmt: skip
+
+
 @public(function=False, functional=True)
+@stand_in(check=_meta_kernel)
 def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None, bias: Tensor | None = None,
                out_dtype: Any = None) -> Tensor:  # fmt: skip
     """The grouped matrix product of ``mat_a`` and ``mat_b`` (see the module's layouts), float32 or float16."""

@@ -18,6 +18,7 @@ from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
+from ..runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
@@ -112,9 +113,18 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int) -> n
     return t
 
 
+def _ctc_meta_kernel(
+    log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *args: Any, **kw: Any
+) -> None:
+    """PyTorch's meta device has a ``ctc_loss`` kernel for lengths given as lists only."""
+    if isinstance(input_lengths, Tensor) or isinstance(target_lengths, Tensor):
+        refuse_without_kernel("aten::_ctc_loss.Tensor", log_probs, targets, input_lengths, target_lengths)
+
+
 @public(function=False, functional=True)
 @accepts("float3264")
 @composite("ctc_loss")
+@stand_in(check=_ctc_meta_kernel)
 def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
     """The connectionist temporal classification loss: ``-log`` of the total probability of

@@ -21,6 +21,7 @@ from ..engine.declare import accepts, check_dtype, public
 from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
 from ..ops.saved import saved_for_backward
+from ..runtime.meta_stand_ins import stand_in
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import check_fill_value
 from . import checks as _F
@@ -186,6 +187,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
 @public(function=False, functional=True)
 @accepts("float3264")
 @composite("multilabel_margin_loss")
+@stand_in()
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
                            reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-label hinge loss: ``target (N, C)`` lists each sample's classes, ended by the

@@ -24,6 +24,7 @@ from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
+from ..runtime.meta_stand_ins import stand_in
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .conv import (
@@ -333,6 +334,7 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
 
 @public(function=False, functional=True)
 @composite("fractional_max_pool2d")
+@stand_in()
 def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """PyTorch's ``F.fractional_max_pool2d``: the max of ``kernel_size`` windows of ``input``
@@ -351,6 +353,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int], outpu
 
 @public(function=False, functional=True)
 @composite("fractional_max_pool3d")
+@stand_in()
 def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """PyTorch's ``F.fractional_max_pool3d`` over ``input`` ``(N, C, T, H, W)``; samples ``(N, C, 3)``."""

@@ -36,6 +36,7 @@ from ..functional.checks import MissingAxisError, same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
 from ..ops.saved import NoGradient, saved_for_backward
+from ..runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError, scalar_type_name
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
@@ -206,6 +207,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
 
 
 @composite("linalg_slogdet")
+@stand_in("matrices")
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one); its older
     spelling ``tga.slogdet`` and the method are in :mod:`.legacy`."""
@@ -233,6 +235,7 @@ def logdet(input: Tensor) -> Tensor:  # noqa: A002
 
 
 @composite("linalg_inv_ex")
+@stand_in("matrices")
 def inv(A: Tensor) -> Tensor:  # noqa: N803
     """The inverse of each square matrix (``LinAlgError`` for a singular one)."""
     x = _matrices(A, "inv", square=True)
@@ -240,6 +243,7 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803
 
 
 @composite("linalg_inv_ex")
+@stand_in("matrices")
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
     """``(inverse, info)``: :func:`inv` and an int32 per matrix, 0 or (for a singular one) the 1-based
     index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
@@ -284,6 +288,7 @@ def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: 
 
 
 @composite("linalg_solve_ex")
+@stand_in("matrices")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``); ``B`` a batch of matrices or of vectors
     (``(..., n)``, where its batch shape is ``A``'s), batches broadcast."""
@@ -305,6 +310,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
 
 
 @composite("linalg_solve_triangular")
+@stand_in("matrices")
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Tensor:  # fmt: skip
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for a triangular ``A`` (``upper`` or
@@ -333,6 +339,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
 
 
 @composite("linalg_solve_ex")
+@stand_in("matrices")
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803
     """``(result, info)``: :func:`solve` and an int32 per system, 0 or (for a singular ``A``) the 1-based
     index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
@@ -374,6 +381,7 @@ def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
 
 
 @composite("linalg_cholesky_ex")
+@stand_in("matrices")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The lower Cholesky factor ``L`` (``A = L L^H``) of each Hermitian (symmetric) positive-definite matrix
     (its lower triangle is read); ``upper=True``: ``L^H``."""
@@ -386,6 +394,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
 
 
 @composite("linalg_cholesky_ex")
+@stand_in("matrices")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:  # noqa: N803
     """``(L, info)``: :func:`cholesky` and an int32 per matrix, 0 or the order of the first leading
     minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
@@ -426,6 +435,7 @@ def _general_square(A: Any, op: str) -> Tensor:  # noqa: N803
 
 
 @composite("linalg_eig")
+@stand_in("matrices")
 def eig(A: Tensor) -> Eig:  # noqa: N803
     """The eigenvalues and eigenvectors (columns) of each general square matrix, always complex (complex64 for
     float32 input), as LAPACK's ``geev`` gives them: each eigenvector of unit norm with its largest entry
@@ -436,6 +446,7 @@ def eig(A: Tensor) -> Eig:  # noqa: N803
 
 
 @composite("linalg_eig")
+@stand_in("matrices")
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of each general square matrix, always complex, as :func:`eig`'s."""
     x = _general_square(A, "eigvals")
@@ -473,6 +484,7 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
 
 
 @composite("linalg_svd", output=1)
+@stand_in("matrices")
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
     gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
@@ -545,6 +557,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
 
 
 @composite("linalg_pinv")
+@stand_in("matrices")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
     ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower
@@ -579,6 +592,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return ops.PseudoInverse.apply(x, exact)  # (PyTorch's keeps A and the result, as this op does)
 
 
+@stand_in("matrices")
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
     """The number of singular values above ``max(atol, rtol * largest)`` (int64, no gradient)."""
     x = _matrices(A, "matrix_rank")
@@ -603,6 +617,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     drv = "gelsy" if driver is None else driver
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    refuse_without_kernel("aten::linalg_lstsq.out", a, b)
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
     sol = pinv(a, rtol=rcond) @ bb  # (..., n, k)
@@ -759,6 +774,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
 
 
 @public(method=True)
+@stand_in("matrices")
 def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     """The matrix exponential ``sum_k A**k / k!``: a Taylor polynomial of ``A / 2**s`` (its norm at most
     1/2, where 18 terms reach float64's precision), squared ``s`` times."""
@@ -942,6 +958,7 @@ def _check_lu_info(info: Tensor, op: str) -> None:
 
 
 @composite("linalg_lu_factor_ex")
+@stand_in("matrices")
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorEx:  # noqa: N803
     """``(LU, pivots, info)``: the LU decomposition with partial pivoting ``A = P L U`` of each
     ``(m, n)`` matrix packed in one matrix (``L``'s unit diagonal not stored), LAPACK's 1-based row
@@ -961,6 +978,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
 
 
 @composite("linalg_lu_factor_ex")
+@stand_in("matrices")
 def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactor:  # noqa: N803
     """``(LU, pivots)`` of :func:`lu_factor_ex`; a matrix with a zero on ``U``'s diagonal raises."""
     x = _matrices(A, "lu_factor")
@@ -980,6 +998,7 @@ def _unpack(LU: Tensor) -> tuple[Tensor, Tensor]:  # noqa: N803
 
 
 @composite("linalg_lu")
+@stand_in("matrices")
 def lu(A: Tensor, *, pivot: bool = True) -> PLU:  # noqa: N803
     """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation matrix, ``L (m, k)`` unit lower and ``U (k, n)``
     upper triangular, ``k = min(m, n)``; no error for a singular matrix."""
@@ -1010,6 +1029,7 @@ def _pivot_permutation(LU: Tensor, pivots: Tensor, op: str) -> Tensor:  # noqa: 
 
 
 @public
+@stand_in("matrices")
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
               unpack_pivots: bool = True) -> PLU:  # fmt: skip
     """``(P, L, U)`` from :func:`lu_factor`'s packed ``LU`` and ``pivots`` (what is not unpacked is an
@@ -1025,6 +1045,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
 
 
 @composite("linalg_lu_solve")
+@stand_in("matrices")
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^H`` for ``A``) from
     :func:`lu_factor`'s ``(LU, pivots)`` of ``A``; batches broadcast. Gradients reach ``B`` and the
@@ -1048,6 +1069,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     return saved_for_backward(x, lu_data, output=True)  # (PyTorch's keeps LU and the solution)
 
 
+@stand_in("matrices")
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> LDLFactorEx:  # noqa: N803
     """``(LD, pivots, info)``: the ``A = L D L^T`` decomposition of each symmetric matrix (its lower
     triangle read) with Bunch-Kaufman pivoting, in LAPACK's compact form: ``D``'s 1x1 and 2x2 blocks
@@ -1073,6 +1095,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
                        Tensor(piv.reshape(batch + (n,)), device=dev), Tensor(info.reshape(batch), device=dev))  # fmt: skip
 
 
+@stand_in("matrices")
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactor:  # noqa: N803
     """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular matrix (a zero block of ``D``) raises."""
     LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)  # noqa: N806
@@ -1109,6 +1132,7 @@ def _ldl_parts_host(ld: np.ndarray, piv: np.ndarray, hermitian: bool = False) ->
     return m, d
 
 
+@stand_in("matrices")
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` of ``A``; batches broadcast. No gradient."""
     ld, b = _matrices(LD, "ldl_solve", square=True), _matrices(B, "ldl_solve")

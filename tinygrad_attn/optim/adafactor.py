@@ -75,7 +75,7 @@ class Adafactor(Optimizer):
         beta = t ** float(group["beta2_decay"])  # (the weight of the new square in the running means)
         n = max(1, math.prod(p.shape))
         w = p._data
-        alpha = max(float(eps2), _norm(ns, w) / math.sqrt(n)) * min(lr, 1.0 / math.sqrt(t))
+        alpha = max(float(eps2), self._item(p, _norm(ns, w)) / math.sqrt(n)) * min(lr, 1.0 / math.sqrt(t))
         if wd:
             w = w * (1.0 - lr * wd)
         sq = grad * grad

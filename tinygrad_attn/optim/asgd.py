@@ -35,7 +35,7 @@ class ASGD(Optimizer):
         w = p._data
         if wd:
             grad = grad + wd * w
-        eta, mu = float(state["eta"]), float(state["mu"])
+        eta, mu = self._item(p, state["eta"]), self._item(p, state["mu"])  # (PyTorch's: tensors on p's device)
         w = w * (1.0 - lambd * eta) - eta * grad
         ax = state["ax"]
         ax._data = ax._data + (w - ax._data) * mu if mu != 1.0 else w * 1.0

@@ -471,6 +471,15 @@ class Optimizer:
     _scalar_state: tuple[str, ...] = ("step",)
 
     @staticmethod
+    def _item(p: Tensor, v: Any) -> float:
+        """``v`` (a number of ``p``'s step) as a float, where PyTorch's step reads it with ``item()`` from a
+        tensor on ``p``'s device: a meta parameter has no values to give (PyTorch's ``RuntimeError``)."""
+        if p._dev.meta:
+            raise RuntimeError(f"Tensor.item() cannot be called on meta tensors (a step of a parameter of shape "
+                               f"{tuple(p.shape)} reads a value)")  # fmt: skip
+        return float(v)
+
+    @staticmethod
     def _as_state_tensor(v: Any, fused: bool | None = None) -> Any:
         """A counter kept here as a Python number, as PyTorch keeps it: a 0-d tensor of the
         scalar dtype (float64 under a float64 default dtype, float32 otherwise or when fused)."""

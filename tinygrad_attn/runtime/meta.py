@@ -14,6 +14,10 @@ nothing of, so that NumPy works out the view's strides as it does for real memor
 
 What needs values refuses, as PyTorch's: copying out (``.cpu()``, ``.tolist()``, ``nonzero``,
 boolean masks, ``unique``: ``NotImplementedError``), ``.item()`` (``RuntimeError``).
+
+An op computed from its inputs' values whose result's metadata does not depend on them (a
+factorisation that checks for singularity, a sort on the host, a range check with ``item()``) runs
+on stand-ins instead (:mod:`.meta_stand_ins`).
 """
 
 from __future__ import annotations

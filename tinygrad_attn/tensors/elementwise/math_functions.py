@@ -30,6 +30,7 @@ from ...functional.checks import broadcast_of, same_dtype, tensor_operand
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, SignBit
 from ...ops.saved import saved_for_backward, with_gradient_of
+from ...runtime.meta_stand_ins import stand_in
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, finfo, result_type, scalar_type_name
 from ..factories.creation import ones_like
@@ -486,6 +487,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
 
 
 @public(method=True)
+@stand_in(strides=lambda shape: (1, shape[0]))  # (PyTorch's meta kernel: column-major, as its CUDA one)
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
     """:func:`nonzero`'s ``(n, ndim)`` indices cut or padded (rows of ``fill_value``) to exactly
     ``size`` rows: a shape known before the values are."""
@@ -638,6 +640,7 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
 
 
 @public(method=True, inplace=True)
+@stand_in()
 def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa: A002
     """``input`` with the entries where ``mask`` is true taking ``source``'s, in order."""
     x = _tensor(input, "masked_scatter")
@@ -1025,6 +1028,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 
 # -- random ------------------------------------------------------------------------------
 @public(dtypes="floating", operands=("mean", "std"))
+@stand_in()
 def normal(mean: Any = 0.0, std: Tensor | float = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or

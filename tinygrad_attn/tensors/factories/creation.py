@@ -29,6 +29,7 @@ from ...engine.warn import warn as _user_warn
 from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
+from ...runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from .._tensor import Size, Tensor, _shape_args, class_as_data_error, is_tensor_class
 from ..dtypes import (
     UnsupportedDtypeError,
@@ -759,6 +760,7 @@ def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, gener
 
 
 @public(method=True)
+@stand_in("ones")
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002 - torch's name
                 generator: Any = None) -> Tensor:  # fmt: skip
     """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
@@ -815,6 +817,7 @@ class Binomial(_Counts):
 
 
 @public(dtypes="floating")
+@stand_in()
 def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """Poisson counts with rate ``input`` (elementwise), in its dtype: PyTorch's numbers for a seed.
     The gradient is zeros, as PyTorch's."""
@@ -835,6 +838,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     if count.dtype != prob.dtype:
         raise RuntimeError(f"Found dtype {scalar_type_name(prob.dtype)} but expected {scalar_type_name(count.dtype)}")
     check_dtype("binomial", prob, ("float32", "float64"))
+    refuse_without_kernel("aten::binomial", count, prob)
     n, p = count.detach().numpy(), prob.detach().numpy()
     counts = random_transforms.binomial(generator_for(generator, "binomial"), n, p)
     return Binomial.apply(count, prob, args=np.asarray(counts))
@@ -845,6 +849,7 @@ _NO_P: Any = object()
 
 
 @public(method=True)
+@stand_in()
 def bernoulli(input: Tensor, p: float = _NO_P, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's

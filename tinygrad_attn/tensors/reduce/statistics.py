@@ -28,6 +28,7 @@ from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import NotDifferentiable, saved_for_backward, with_gradient_of
 from ...ops.tie_order import _sort_under_less, median_index, mode_index, nth_of_equal, select_index, sort_order
+from ...runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import result_type, torch_dtype
 from ..promotion import float_dtype_of
@@ -90,6 +91,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
 
 
 @public(method=True)
+@stand_in()
 def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
@@ -121,6 +123,7 @@ def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
 
 
 @public(method=True)
+@stand_in()
 def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x, dim = _tensor(input, "nanmedian"), dims.given("nanmedian", dim)
@@ -147,6 +150,7 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
 
 
 @public(method=True)
+@stand_in()
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x, k = _tensor(input, "kthvalue"), dims.as_int(k)
@@ -186,6 +190,7 @@ def _selected_as_pytorch(x: Tensor, d: int, k: int, index: Tensor) -> Tensor:
 
 
 @public(method=True)
+@stand_in()
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The most frequent entry along ``dim`` (the smallest of equally frequent ones) and the index of
     its last occurrence."""
@@ -211,6 +216,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 @public(method=True, dtypes="float3264")
+@stand_in()
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The ``q``-th quantiles (``q`` a float or a 1-D tensor in ``[0, 1]``) of every entry or along
@@ -220,6 +226,7 @@ def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: 
 
 
 @public(method=True, dtypes="float3264")
+@stand_in()
 def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """:func:`quantile` of the entries that are not NaN (NaN where every entry is)."""
@@ -357,6 +364,7 @@ def cov(
     x = _tensor(input, "cov")
     if x.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {x.ndim} dimensions")  # fmt: skip
+    refuse_without_kernel("aten::equal", input, fweights, aweights)  # (PyTorch's cov compares with equal)
     if x.ndim < 2:
         x = x.reshape(1, -1)
     if x.dtype.kind not in "fc":
@@ -553,6 +561,7 @@ def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 
 # -- searching and counting (no gradient) ----------------------------------------------
 @public()
+@stand_in()
 def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
     """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
@@ -652,6 +661,7 @@ def not_differentiable(op: str, out: Tensor, *of: Any) -> Tensor:
 
 
 @public(method=True, dtypes="floating")
+@stand_in()
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range where both
     are 0); entries outside are not counted."""
@@ -958,6 +968,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
 
 @public(dtypes="numeric", operands=("elements", "test_elements"))
+@stand_in()
 def isin(elements: Any, test_elements: Tensor | float, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
     for v in (elements, test_elements):  # (PyTorch's isin has no kernel for bool, a number True too)

@@ -24,6 +24,7 @@ from ...engine.layout import pointwise_result
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
+from ...runtime.meta_stand_ins import refuse_without_kernel, stand_in
 from .._tensor import Size, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, scalar_type_name
 from . import dims
@@ -455,6 +456,7 @@ def _long_index(index: Any, x: Tensor, op: str) -> Tensor:
 
 
 @public(method=True)
+@stand_in()
 def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
     """The entries of ``input`` read as a 1-D tensor at ``index`` (negative indices count from the end);
     the result has the index's shape."""
@@ -655,6 +657,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:  # (a new empty tensor, outside the graph, as PyTorch's)
         return x.detach()[:0].clone()
+    refuse_without_kernel("aten::masked_select", x)  # (PyTorch's picks each column with it)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     # (PyTorch's picks each column with masked_select, which keeps its input: kept here too, so that
