@@ -171,14 +171,8 @@ def _forward_differentiable(op_id: str) -> bool:
 
 
 def _params(slow: bool, flags: bool = False) -> list:
-    out = []
-    for op_id in sorted(filter(_forward_differentiable, runner.TARGETS)):
-        marks = [pytest.mark.slow] if slow else []
-        reason = KNOWN_FLAGS.get(op_id) if flags else KNOWN.get(op_id) or (KNOWN_SLOW.get(op_id) if slow else None)
-        if reason:
-            marks.append(pytest.mark.xfail(reason=reason, strict=True))
-        out.append(pytest.param(op_id, marks=marks, id=op_id))
-    return out
+    known = KNOWN_FLAGS if flags else {**KNOWN, **(KNOWN_SLOW if slow else {})}
+    return runner.op_params(filter(_forward_differentiable, runner.TARGETS), known, slow)
 
 
 @pytest.mark.filterwarnings("ignore")

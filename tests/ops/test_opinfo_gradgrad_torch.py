@@ -115,14 +115,9 @@ def _twice_differentiable(op_id: str) -> bool:
 
 
 def _params(slow: bool) -> list:
-    out = []
-    for op_id in sorted(filter(_twice_differentiable, runner.TARGETS)):
-        marks = [pytest.mark.slow] if slow else []
-        reason = KNOWN.get(op_id) or (KNOWN_SLOW.get(op_id) if slow else None)
-        if reason:
-            marks.append(pytest.mark.xfail(reason=reason, strict=True))
-        out.append(pytest.param(op_id, marks=marks, id=op_id))
-    return out
+    return runner.op_params(
+        filter(_twice_differentiable, runner.TARGETS), {**KNOWN, **(KNOWN_SLOW if slow else {})}, slow
+    )
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -742,6 +742,18 @@ def _params(slow: bool) -> list:
     return out
 
 
+def op_params(ids: Any, known: dict[str, str], slow: bool) -> list:
+    """One parameter per op id of ``ids`` (sorted), marked slow for the slow pass and a strict xfail where
+    ``known`` gives a reason: the parameters of the runners that take PyTorch's OpInfos op by op."""
+    out = []
+    for op_id in sorted(ids):
+        marks = [pytest.mark.slow] if slow else []
+        if reason := known.get(op_id):
+            marks.append(pytest.mark.xfail(reason=reason, strict=True))
+        out.append(pytest.param(op_id, marks=marks, id=op_id))
+    return out
+
+
 def _check(tally: Tally) -> None:
     assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
 
