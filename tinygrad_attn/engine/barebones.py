@@ -44,7 +44,7 @@ _OTHERS = frozenset(
     linear bilinear conv1d conv2d conv3d max_pool1d max_pool2d max_pool3d interpolate upsample upsample_bilinear
     upsample_nearest pixel_shuffle pixel_unshuffle channel_shuffle softmin pairwise_distance pad ldexp
     hinge_embedding_loss margin_ranking_loss poisson_nll_loss triplet_margin_loss triplet_margin_with_distance_loss
-    to_sparse eye""".split()
+    to_sparse eye __setitem__""".split()
 )
 NO_KERNEL = _ELEMENTWISE | _OTHERS
 
@@ -65,6 +65,11 @@ _ONLY_WHEN: dict[str, Callable[[tuple, dict], bool]] = {
     # (a float tensor times 2 to an integer power: a kernel of the exponent's dtype; an integer input computes
     # 2.0 ** other in float)
     "ldexp": lambda args, kwargs: getattr(getattr(args[0], "dtype", None), "kind", None) == "f",
+    # (x[index] = v and x[mask] = v are index_put and masked_fill; x[1:] = v is a copy)
+    "__setitem__": lambda args, kwargs: any(
+        isinstance(k, list | np.ndarray) or (hasattr(k, "_data") and (k.ndim > 0 or k.dtype == np.bool_))
+        for k in (args[1] if isinstance(args[1], tuple) else (args[1],))
+    ),
     # (constant and circular padding copy; reflection and replication have kernels)
     "pad": lambda args, kwargs: (args[2] if len(args) > 2 else kwargs.get("mode", "constant")) in (
         "reflect", "replicate"),

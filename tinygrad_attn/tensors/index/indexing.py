@@ -13,15 +13,13 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.barebones import WIDE_UNSIGNED
-from ...engine.barebones import message as barebones_message
 from ...engine.declare import public
 from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
 from ...engine.switches import _State, check_host_read, tracing
 from ...engine.versions import bump_version, continue_version
 from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
-from ..dtypes import UnsupportedDtypeError, fill_value_in, scalar_type_name
+from ..dtypes import fill_value_in
 from ..mutation.inplace import (
     apply_inplace,
     deprecated_expanded_write,
@@ -495,8 +493,6 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         parts = tuple(None if _is_scalar_bool(p) else p for p in parts)
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
-    if not basic and x._data.dtype in WIDE_UNSIGNED:  # (written by index_put, which PyTorch has no kernel of these for)
-        raise UnsupportedDtypeError(barebones_message("index_put", scalar_type_name(x.dtype), x.dtype, tuple(x.shape)))
     if not basic and isinstance(value, Tensor) and value.dtype != x.dtype:
         getitem(x.detach(), parts)  # (PyTorch checks the key first: its IndexError before the dtypes')
         _index_put_dtypes(x, parts, value)

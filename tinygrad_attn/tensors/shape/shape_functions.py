@@ -516,7 +516,9 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Any, accumulate:
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
     if not accumulate:
         out = x.clone()
-        out[key] = v
+        from ..index.indexing import setitem  # noqa: PLC0415 (it imports this module)
+
+        unchecked(setitem)(out, key, v)  # (this op's own check is the one of these dtypes: scatters write any)
         return out
     # Accumulate: the flat positions the key selects, with the values scatter-added there (repeated
     # positions sum, as PyTorch's accumulate does)
