@@ -70,7 +70,7 @@ _ONLY_WHEN: dict[str, Callable[[tuple, dict], bool]] = {
         isinstance(k, list | np.ndarray) or (hasattr(k, "_data") and (k.ndim > 0 or k.dtype == np.bool_))
         for k in (args[1] if isinstance(args[1], tuple) else (args[1],))
     ),
-    # (constant and circular padding copy; reflection and replication have kernels)
+    # (constant and circular padding copy; reflection and replication run kernels, which lack these dtypes)
     "pad": lambda args, kwargs: (args[2] if len(args) > 2 else kwargs.get("mode", "constant")) in (
         "reflect", "replicate"),
 }  # fmt: skip
