@@ -372,3 +372,19 @@ if __name__ == "__main__":
         elif not w and k in KNOWN:
             print(f"FIXED {k}")
     print(f"checked {len(rows)}; differing {sum(1 for _, w in rows if w)}; known {len(KNOWN)}")
+
+
+def test_every_name_of_the_table_is_an_op() -> None:
+    """Each name of ``engine.barebones.NO_KERNEL`` is the name an op is declared with or an operator of
+    Tensor's class body, and is refused by it: a renamed op or an alias would leave an entry that checks nothing."""
+    from tinygrad_attn.engine.barebones import _ONLY_WHEN, NO_KERNEL  # noqa: PLC0415
+    from tinygrad_attn.engine.declare import DECLARED, FUNCTIONAL, METHOD_ONLY  # noqa: PLC0415
+
+    declared = {d.name: d.fn for d in (*DECLARED.values(), *METHOD_ONLY.values(), *FUNCTIONAL.values())}
+    unchecked = [
+        n
+        for n in sorted(NO_KERNEL)
+        if not getattr(declared.get(n, tga.Tensor.__dict__.get(n)), "refuses_wide_unsigned", False)
+    ]
+    assert not unchecked, f"names of the table that no op is declared with: {unchecked}"
+    assert set(_ONLY_WHEN) <= NO_KERNEL

@@ -27,9 +27,9 @@ WIDE_UNSIGNED = frozenset(np.dtype(n) for n in ("uint16", "uint32", "uint64"))
 # ``x + 1.5`` runs, and an integer of another dtype is promotion's RuntimeError; ``max(x)`` and
 # ``max(x, 0)`` promote to x's dtype, the reduction PyTorch has no kernel for either)
 _ELEMENTWISE = frozenset(
-    """abs add sub rsub pow neg negative sign sgn square relu relu6 softsign hardtanh clamp clamp_min clamp_max clip
-    max min maximum minimum fmax fmin fmod remainder floor_divide div divide gcd lcm heaviside lt le gt ge less
-    less_equal greater greater_equal logical_and logical_or logical_xor logical_not bitwise_not bitwise_left_shift
+    """abs add sub rsub pow neg sign sgn square relu relu6 softsign hardtanh clamp clamp_min clamp_max
+    max min maximum minimum fmax fmin fmod remainder floor_divide div divide gcd lcm heaviside lt le gt ge
+    logical_and logical_or logical_xor logical_not bitwise_not bitwise_left_shift
     bitwise_right_shift __add__ __radd__ __sub__ __rsub__ __pow__ __rpow__ __neg__ __abs__ __lt__ __le__ __gt__
     __ge__ __floordiv__ __rfloordiv__ __mod__ __rmod__ __invert__ __lshift__ __rshift__ __rlshift__ __rrshift__""".split()
 )
@@ -39,13 +39,14 @@ _OTHERS = frozenset(
     """amax amin aminmax argmax argmin argwhere nonzero count_nonzero median nanmedian mode kthvalue topk cummax
     cummin isin bucketize bincount hash_tensor unravel_index gather scatter scatter_add scatter_reduce index_add
     index_copy index_put index_reduce index_select index_fill masked_fill masked_scatter masked_select put take
-    take_along_dim tril triu trace combinations cross trapezoid trapz cumulative_trapezoid addbmm addcmul addmm
+    take_along_dim tril triu trace combinations cross trapezoid cumulative_trapezoid addbmm addcmul addmm
     addmv addr baddbmm bmm dot vdot inner mm mv matmul __matmul__ __rmatmul__ tensordot matrix_power lu_unpack
     linear bilinear conv1d conv2d conv3d max_pool1d max_pool2d max_pool3d interpolate upsample upsample_bilinear
     upsample_nearest pixel_shuffle pixel_unshuffle channel_shuffle softmin pairwise_distance pad ldexp
     hinge_embedding_loss margin_ranking_loss poisson_nll_loss triplet_margin_loss triplet_margin_with_distance_loss
     to_sparse eye __setitem__""".split()
 )
+#: the ops, by the name each is declared with (its aliases are the one function) or an operator of Tensor's class body
 NO_KERNEL = _ELEMENTWISE | _OTHERS
 
 
