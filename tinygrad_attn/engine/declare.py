@@ -41,6 +41,7 @@ import numpy as np
 
 from .arguments import free_function, typed, without_inplace
 from .autocast import cast_where_autocast
+from .barebones import NO_KERNEL, refusing_wide_unsigned
 from .bfloat16 import BFLOAT16
 from .overrides import dispatching
 from .real_only import REAL_ONLY, refusing_complex
@@ -115,6 +116,8 @@ def public(
             f = accepts(dtypes, operands, name=key)(f)
         if key in REAL_ONLY and not isinstance(f, property):  # (PyTorch's error for a complex tensor)
             f = refusing_complex(key, f, _dtype_rules[0] if _dtype_rules else NotImplementedError)
+        if key in NO_KERNEL and not isinstance(f, property):  # (PyTorch's error for uint16, uint32, uint64)
+            f = refusing_wide_unsigned(key, f, *_barebones_rules())
         f = _in_float32_where_pytorch_is(key, _one_node_where_pytorch_records_one(key, f))
         if not isinstance(f, property):
             f = cast_where_autocast(key, f)  # (PyTorch's CPU autocast lists: engine/autocast.py)
@@ -134,6 +137,16 @@ def public(
         return f
 
     return declare if fn is None else declare(fn)
+
+
+def _barebones_rules() -> tuple:
+    """What :func:`~.barebones.refusing_wide_unsigned` raises and names with: the rules registered by
+    ``tensors.dtypes``, read at the call (an op declared before them finds them registered by then)."""
+    return (
+        _dtype_rules[0] if _dtype_rules else NotImplementedError,
+        lambda *ops: _dtype_rules[1](*ops),
+        lambda dt: _dtype_rules[2](dt),
+    )
 
 
 def _in_float32_where_pytorch_is(key: str, f: Any) -> Any:
@@ -231,6 +244,9 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
             if d.inplace_function:  # (the method's deprecated numbers first are not the free function's)
                 namespace[n + "_"] = public_fn(free_function(getattr(cls, n + "_"), n + "_", like=d.fn), n + "_")
                 exported.append(n + "_")
+    for n in sorted(NO_KERNEL - DECLARED.keys() - METHOD_ONLY.keys()):  # (operators of the class body: x + 1)
+        if inspect.isfunction(own := cls.__dict__.get(n)) and not hasattr(own, "refuses_wide_unsigned"):
+            setattr(cls, n, refusing_wide_unsigned(n, own, *_barebones_rules()))
     return exported
 
 
@@ -246,8 +262,11 @@ def one_function(fn: Any) -> Any:
 # -- the dtypes an op computes for -------------------------------------------------------------
 #: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64, bfloat16 where
 #: ml_dtypes gives NumPy one), ``float3264`` (float32/64: LAPACK's), ``numeric`` (all but bool),
-#: ``integral`` (bool and the integers), ``no_half``, ``no_float16``
+#: ``not_bool``, ``integral`` (bool and the integers), ``no_half``, ``no_float16``
 _BF16 = ("bfloat16",) if BFLOAT16 is not None else ()
+# (uint16, uint32, uint64 where a kind's ops compute in another dtype; where PyTorch has no kernel of theirs:
+# engine/barebones.py)
+_WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
 DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     "floating": ("float16", *_BF16, "float32", "float64", "complex64", "complex128"),
     "float3264": ("float32", "float64", "complex64", "complex128"),
@@ -264,10 +283,25 @@ DTYPE_KINDS: dict[str, tuple[str, ...]] = {
         "complex64",
         "complex128",
     ),
-    "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
+    # (every dtype but bool, uint16, uint32 and uint64 included: ops that convert their input first)
+    "not_bool": (
+        "uint8",
+        *_WIDE_UNSIGNED,
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        *_BF16,
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ),
+    "integral": ("bool", "uint8", "int8", "int16", "int32", "int64", *_WIDE_UNSIGNED),
     # (the newer special functions: every real dtype but float16, which has no CPU kernel there; float
     # ops, so an integer or bool input computes in the default dtype, refused too where that is float16)
-    "no_half": ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
+    "no_half": ("bool", "uint8", "int8", "int16", "int32", "int64", *_WIDE_UNSIGNED, "float32", "float64"),
     # (a kernel written for bfloat16 and not float16: rrelu's noise)
     "no_float16": (*_BF16, "float32", "float64"),
 }

@@ -260,7 +260,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     """``x - tanh(x)``."""
     x = _tensor(input, "tanhshrink")
-    check_dtype("tanhshrink", x, "numeric")  # (an integer's is a float, as PyTorch's x - tanh(x))
+    check_dtype("tanhshrink", x, "not_bool")  # (an integer's is a float, as PyTorch's x - tanh(x))
     return x - x.tanh()
 
 

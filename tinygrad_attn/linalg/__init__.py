@@ -866,8 +866,9 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _tensor(A, "diagonal").diagonal(offset, dim1, dim2)
 
 
-@accepts(("uint8", "int8", "int16", "int32", "int64", "float32", "float64", "complex64", "complex128"))  # (PyTorch's:
-# no bool, no float16)
+# (PyTorch's: no bool, no float16)
+@accepts(("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32", "float64", "complex64",
+          "complex128"))  # fmt: skip
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")

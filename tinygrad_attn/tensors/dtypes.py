@@ -296,6 +296,10 @@ def check_fill_value(op: str, value: object, dtype: object) -> None:
         raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} without overflow: {value!r}")
 
 
+#: PyTorch's "barebones" unsigned dtypes: promoted with a float dtype only (their ops: ``engine/barebones.py``)
+_BAREBONES = frozenset((uint16, uint32, uint64))
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
@@ -304,6 +308,10 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     a, b = torch_dtype(a), torch_dtype(b)
     if a is b:
         return a
+    if (a in _BAREBONES and b.kind != "f") or (b in _BAREBONES and a.kind != "f"):  # (only floats hold them)
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{scalar_type_name(a)} and {scalar_type_name(b)} (promote_types: only a float dtype "
+                           "holds both; convert one with .long() or .float())")  # fmt: skip
     for d in (a, b):
         if d.kind not in _CATEGORY:  # (strings, objects: data no tensor holds)
             raise TypeError(f"promote_types: no tensor holds values of the NumPy dtype {d.dtype} (got {a} and {b})")

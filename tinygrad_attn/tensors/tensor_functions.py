@@ -26,6 +26,8 @@ import numpy as np
 
 from .. import ops
 from ..engine.arguments import ABSENT, _is_ints, ints, refuse
+from ..engine.barebones import flips_innermost, unchecked
+from ..engine.barebones import message as barebones_message
 from ..engine.composite import composite
 from ..engine.declare import check_dtype, public
 from ..engine.layout import contiguous_format, pointwise_result, row_major_result
@@ -353,6 +355,8 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {tuple(x.shape)})")
+    if flips_innermost(x, axes):
+        raise UnsupportedDtypeError(barebones_message("flip", scalar_type_name(x.dtype), x.dtype, tuple(x.shape)))
     from .index.indexing import any_step_getitem  # noqa: PLC0415 - (indexing imports this module's neighbours)
 
     return _new_memory(any_step_getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None)
@@ -828,7 +832,7 @@ def repeat_interleave(
     if isinstance(repeats, Tensor) and (x._dev.meta or repeats._dev.meta):  # (no counts to read: the length given)
         if output_size is None:
             raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
-        return index_select(x, d, Tensor.zeros(int(output_size), dtype=np.int64, device=x._dev))
+        return unchecked(index_select)(x, d, Tensor.zeros(int(output_size), dtype=np.int64, device=x._dev))
     counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
     if isinstance(repeats, Tensor) and repeats.ndim > 1:
         raise RuntimeError(
@@ -841,7 +845,8 @@ def repeat_interleave(
         raise RuntimeError(
             f"repeat_interleave: output_size={output_size} but the repeats {counts} give {len(index)} entries"
         )
-    return index_select(x, d, Tensor(index, device=x._dev))
+    # (every dtype, as PyTorch's: its index_select refuses uint16, uint32 and uint64, its repeat_interleave does not)
+    return unchecked(index_select)(x, d, Tensor(index, device=x._dev))
 
 
 @public(name="repeat_interleave")

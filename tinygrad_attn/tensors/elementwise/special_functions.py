@@ -97,7 +97,7 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
     return polygamma(n, self)
 
 
-@public(method=True, inplace=True, special=("multigammaln",), dtypes="numeric")
+@public(method=True, inplace=True, special=("multigammaln",), dtypes="not_bool")
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""

@@ -735,7 +735,7 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
     return out.requires_grad_(requires_grad)
 
 
-@public(dtypes="numeric")
+@public(dtypes="not_bool")
 def randint_like(t: Tensor, low: int | Tensor, high: int | None = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None, memory_format: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``;

@@ -354,7 +354,7 @@ def count_nonzero(input: Tensor, dim: Any = None, *dims: int) -> Tensor:  # noqa
 
 
 # -- covariance ------------------------------------------------------------------------
-@public(method=True, dtypes="numeric")
+@public(method=True, dtypes="not_bool")
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:  # noqa: A002
@@ -421,7 +421,7 @@ def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True, dtypes="not_bool")
 def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``
     (of complex variables: their real and imaginary parts each, as PyTorch's)."""

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.arguments import _is_int, is_int_sequence
+from ...engine.barebones import unchecked
 from ...engine.declare import public
 from ...engine.layout import pointwise_result
 from ...functional.checks import broadcast_of
@@ -261,7 +262,8 @@ def _scattered_into(op: str, input: Tensor, src: Any, view: Any) -> Tensor:  # n
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
                            f"{list(v.shape)}, slice size = {list(pos.shape)} (self {list(x.shape)})")  # fmt: skip
     v = v if v.dtype == x.dtype else v.astype(x.dtype)
-    out = index_put(x.reshape(-1), (pos.reshape(-1),), v.reshape(-1)).reshape(x.shape)
+    # (PyTorch writes these for every dtype, uint16, uint32 and uint64 too, which its index_put refuses)
+    out = unchecked(index_put)(x.reshape(-1), (pos.reshape(-1),), v.reshape(-1)).reshape(x.shape)
     return pointwise_result(out, x)  # (PyTorch's: a copy of x in x's layout, written into)
 
 
@@ -516,7 +518,9 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Any, accumulate:
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
     if not accumulate:
         out = x.clone()
-        out[key] = v
+        from ..index.indexing import setitem  # noqa: PLC0415 (it imports this module)
+
+        unchecked(setitem)(out, key, v)  # (this op's own check is the one of these dtypes: scatters write any)
         return out
     # Accumulate: the flat positions the key selects, with the values scatter-added there (repeated
     # positions sum, as PyTorch's accumulate does)
@@ -544,7 +548,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     flat_pos = Tensor((rows * n + cols)[:m].astype(np.int64), device=x._dev)
     zeros = Tensor.zeros(xv.shape[:-1] + (n * n,), dtype=x.dtype, device=x._dev)
     idx = flat_pos.reshape((1,) * (xv.ndim - 1) + (m,)).expand(xv.shape)
-    out = zeros.scatter_add(xv.ndim - 1, idx, xv).reshape(xv.shape[:-1] + (n, n))
+    # (each position once, so written as scatter_add would add it; every dtype, as PyTorch's: its scatter
+    # refuses uint16, uint32 and uint64, its diag_embed does not)
+    out = unchecked(Tensor.scatter)(zeros, xv.ndim - 1, idx, xv).reshape(xv.shape[:-1] + (n, n))
     # the new axes sit last; move them to dim1 and dim2
     return out.movedim((nd - 2, nd - 1), (d1, d2)) if (d1, d2) != (nd - 2, nd - 1) else out
 
