@@ -18,7 +18,7 @@ from ..tensors.dtypes import get_default_dtype
 from ..tensors.factories.tensor_creation import on_meta
 from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
-from .parameter import UninitializedParameter
+from .parameter import UninitializedParameter, save_lazy_state
 
 
 class PaddingIndexError(ValueError, AssertionError):
@@ -451,6 +451,8 @@ class LazyLinear(Linear):
 
     def has_uninitialized_params(self) -> bool:
         return self.in_features == 0
+
+    _save_to_state_dict = save_lazy_state
 
     def initialize_parameters(self, input: Tensor) -> None:
         """Take ``in_features`` from ``input``'s last axis and initialise as :class:`Linear`."""
