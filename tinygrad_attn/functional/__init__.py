@@ -695,6 +695,8 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
             "they have the same size.",
             UserWarning,
         )
+    if isinstance(target, Tensor):  # (PyTorch's kernel promotes both, bool too: a mask is a 0/1 target)
+        input, target = _computed_together("mse_loss", input, target)  # noqa: A001
     d = input - target
     if weight is not None:
         weight = _as_operand("mse_loss", weight, input, "weight")
