@@ -56,3 +56,20 @@ def test_operand_dtypes_as_pytorchs_kernels(fn: str, args: str) -> None:
         assert got[2] == want[2], f"{fn}({args}): PyTorch's backward raises {want[2]}, tinygrad_attn's {got[2]!r}"
     else:
         np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ignore_index", [-100, -1, 0, 2])
+def test_probability_targets_take_a_negative_ignore_index(ignore_index: int) -> None:
+    """PyTorch refuses an ``ignore_index`` of a class (>= 0) with probability targets; a negative
+    one (its default -100 or any other) ignores nothing."""
+
+    def run(lib):  # noqa: ANN001, ANN202
+        x = lib.tensor(X)
+        p = lib.tensor(T).softmax(-1)
+        try:
+            return lib.nn.functional.cross_entropy(x, p, ignore_index=ignore_index, label_smoothing=0.1).item()
+        except RuntimeError:
+            return "RuntimeError"
+
+    want, got = run(torch), run(tga)
+    assert got == pytest.approx(want) if isinstance(want, float) else got == want

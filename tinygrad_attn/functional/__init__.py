@@ -578,8 +578,11 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     weight = _class_weight(op, weight, x)
     c = x.shape[-1]
     if probs:
-        if ignore_index not in (None, -100):
-            raise InvalidArgumentError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+        if ignore_index is not None and ignore_index >= 0:  # (PyTorch's check: any negative index ignores nothing)
+            raise InvalidArgumentError(
+                f"{op}: ignore_index is not supported for floating point target: ignore_index applies to "
+                f"class-index targets, not to probabilities (got {ignore_index})"
+            )
         with scope(op):
             logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])

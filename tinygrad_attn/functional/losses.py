@@ -76,6 +76,8 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     reduction = _F._reduction(op, reduction, size_average, reduce)
     if beta < 0:
         raise InvalidArgumentError(f"{op}: beta must be non-negative, got {beta}")
+    if beta == 0 and any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (input, target)):
+        _bool_subtraction(input, target)  # (PyTorch's beta 0 is its l1_loss, whose input - target refuses a bool)
     input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     target = _pair(op, input, target)
     d = input - target

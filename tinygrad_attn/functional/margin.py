@@ -161,7 +161,7 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
 @public(function=False, functional=True)
 @accepts("float3264")
 @composite("multi_margin_loss")
-def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
+def multi_margin_loss(input: Tensor, target: Any, p: float = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:
     ``sum over i != y of max(0, margin - x[y] + x[i])^p * weight[y] / C`` (``p`` 1 or 2),
