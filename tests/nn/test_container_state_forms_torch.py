@@ -1,7 +1,8 @@
 """What a module's state reads before its first input and in which order a parameter dict
 holds its entries, as PyTorch's: a lazy module's ``state_dict`` holds its placeholders (whose
 shape PyTorch refuses to read), and ``ParameterDict`` built or updated from a plain mapping
-takes its keys sorted (an ``OrderedDict`` or another ParameterDict in their order)."""
+takes its keys sorted (an ``OrderedDict`` or another ParameterDict in their order); the recurrent
+bases hold parameters and have no forward."""
 
 from __future__ import annotations
 
@@ -41,3 +42,13 @@ def test_parameter_dict_order_as_pytorchs(kind: str) -> None:
         return list(pd.keys()), repr(pd)
 
     assert names(tga) == names(torch)
+
+
+@pytest.mark.parametrize(("base", "args", "shape"), [("RNNBase", ("GRU", 4, 5), (3, 2, 4)),
+                                                     ("RNNCellBase", (4, 5, True, 2), (2, 4))])  # fmt: skip
+def test_the_recurrent_bases_have_no_forward(base: str, args: tuple, shape: tuple) -> None:
+    """PyTorch's ``RNNBase`` and ``RNNCellBase`` build the parameters; only their subclasses run."""
+    for lib in (torch, tga):
+        m = getattr(lib.nn, base)(*args)
+        with pytest.raises(NotImplementedError):
+            m(lib.ones(shape))

@@ -280,9 +280,10 @@ class _DropoutLike(Dropout):
     """PyTorch's other dropouts: ``Dropout``'s arguments and repr, another function."""
 
     _fn = ""
+    _in_place = True  # (whether forward passes ``inplace``: PyTorch's alpha dropouts keep it for the repr only)
 
     def forward(self, input: Tensor) -> Tensor:
-        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace and self._in_place)
 
 
 class Dropout1d(_DropoutLike):
@@ -307,12 +308,14 @@ class AlphaDropout(_DropoutLike):
     """SELU's dropout (mean and variance kept): PyTorch's ``nn.AlphaDropout``."""
 
     _fn = "alpha_dropout"
+    _in_place = False
 
 
 class FeatureAlphaDropout(_DropoutLike):
     """SELU's dropout of whole channels: PyTorch's ``nn.FeatureAlphaDropout``."""
 
     _fn = "feature_alpha_dropout"
+    _in_place = False
 
 
 _ACTIVATIONS = ("relu", "gelu")
