@@ -49,6 +49,8 @@ KNOWN_RETURNS: set[str] = {
     # a number as the target is this library's convenience, as in mse_loss
     "F.l1_loss('t23', 5)",
     # a number as the target is this library's convenience, as in mse_loss
+    "F.huber_loss('t23', True)",
+    # a number as the target is this library's convenience, as in mse_loss
     "F.l1_loss('t23', True)",
     # a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size
     "F.mse_loss('t23', -1)",
@@ -115,8 +117,6 @@ KNOWN_CLASSES: dict[str, str] = {
     "F.huber_loss('t23', 't23', 0)": "ValueError, not TypeError",
     # a number as the target is this library's convenience, as in mse_loss
     "F.huber_loss('t23', (2, 3))": "AttributeError, not InvalidArgumentError",
-    # a number as the target is this library's convenience, as in mse_loss
-    "F.huber_loss('t23', True)": "AttributeError, not RuntimeError",
     # a number as the target is this library's convenience, as in mse_loss
     "F.l1_loss('t23', (2, 3))": "AttributeError, not InvalidArgumentError",
     # a number as the target is this library's convenience, as in mse_loss

@@ -455,6 +455,34 @@ def free_function(fn: Callable, name: str, like: Callable | None = None) -> Call
     return free
 
 
+#: The names this library gives the first tensor of a function that PyTorch's free function calls ``input``
+_SELF_NAMES = ("self", "x", "t", "a", "tensor")
+
+
+def input_keyword(fn: Callable, name: str) -> Callable:
+    """The free function ``torch.<name>`` taking its first tensor as ``input=`` too (``torch.sin(input=x)``,
+    ``torch.add(input=x, other=y)``), as PyTorch's, where the declared function names it otherwise
+    (``self``, ``x``: the method's name). ``fn`` itself where the name is already ``input`` or another."""
+    try:
+        params = list(inspect.signature(getattr(fn, "__wrapped__", fn)).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    if not params or params[0].name not in _SELF_NAMES or any(p.name == "input" for p in params):
+        return fn
+    first = params[0].name
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if "input" in kwargs and first not in kwargs:
+            if args:
+                raise TypeError(f"{name}() got multiple values for argument 'input'")
+            args = (kwargs.pop("input"),)
+        return fn(*args, **kwargs)
+
+    call.takes_input_of = fn  # type: ignore[attr-defined]
+    return call
+
+
 def without_inplace(fn: Callable, name: str) -> Callable:
     """The free function ``torch.<name>`` of an ``nn.functional`` function that takes ``inplace`` (``celu
     threshold rrelu``): PyTorch's ``torch.celu`` has no such parameter, so ``torch.celu(x, 1.0, True)`` and

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .arguments import free_function, typed, without_inplace
+from .arguments import free_function, input_keyword, typed, without_inplace
 from .autocast import cast_where_autocast
 from .barebones import NO_KERNEL, refusing_wide_unsigned
 from .bfloat16 import BFLOAT16
@@ -224,7 +224,7 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                     namespace[n] = free_function(namespace[n], n)
                 if d.functional:  # (F's inplace flag is not torch.<name>'s)
                     namespace[n] = without_inplace(namespace[n], n)
-                namespace[n] = public_fn(namespace[n], n)
+                namespace[n] = public_fn(input_keyword(namespace[n], n), n)
                 exported.append(n)
             if d.method and cls.__dict__.get(n) is not (m := methods[id(d)]):
                 setattr(cls, n, staticmethod(m) if d.static else m)
@@ -254,7 +254,7 @@ def one_function(fn: Any) -> Any:
     """The declared function under what :func:`install` puts in front of it at a name: the
     ``__torch_function__`` check (``torch_function_of``), the free function's check of its input (``checks_input_of``), PyTorch's ``out=`` adapter (``adapts``), the
     method's refusal of ``out=`` (``refuses_out_of``); ``x.mul`` and ``tga.mul`` are one function by it."""
-    for attr in ("torch_function_of", "checks_input_of", "adapts", "refuses_out_of"):
+    for attr in ("torch_function_of", "takes_input_of", "checks_input_of", "adapts", "refuses_out_of"):
         fn = getattr(fn, attr, fn)
     return fn
 

@@ -580,8 +580,11 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     weight = _class_weight(op, weight, x)
     c = x.shape[-1]
     if probs:
-        if ignore_index not in (None, -100):
-            raise InvalidArgumentError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+        if ignore_index is not None and ignore_index >= 0:  # (PyTorch's check: any negative index ignores nothing)
+            raise InvalidArgumentError(
+                f"{op}: ignore_index is not supported for floating point target: ignore_index applies to "
+                f"class-index targets, not to probabilities (got {ignore_index})"
+            )
         with scope(op):
             logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
@@ -697,6 +700,8 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
             "they have the same size.",
             UserWarning,
         )
+    if isinstance(target, Tensor):  # (PyTorch's kernel promotes both, bool too: a mask is a 0/1 target)
+        input, target = _computed_together("mse_loss", input, target)  # noqa: A001
     d = input - target
     if weight is not None:
         weight = _as_operand("mse_loss", weight, input, "weight")

@@ -36,7 +36,10 @@ def _feature_mask(x: Tensor, p: float, batched: bool) -> Tensor:
 
 def _feature_dropout(op: str, x: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:
     _probability(op, p)
-    if not batched and not inplace:  # (PyTorch's: the batch axis added and taken off around it, whatever p)
+    if not batched:  # (PyTorch's: the batch axis added and taken off around it, whatever p; in place with
+        # unsqueeze_ and squeeze_, which a leaf that requires grad refuses)
+        if inplace:
+            return _feature_dropout(op, x.unsqueeze_(0), p, training, True, True).squeeze_(0)
         return _feature_dropout(op, x.unsqueeze(0), p, training, False, True).squeeze(0)
     if not training or p == 0.0:
         return x

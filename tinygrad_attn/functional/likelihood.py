@@ -19,7 +19,7 @@ from ..engine.declare import accepts, check_dtype, public
 from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
 from ..runtime.meta_stand_ins import refuse_without_kernel, stand_in
-from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, _bool_subtraction, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
 
@@ -62,6 +62,8 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     x = _F.tensor_arg(input, op)
     if isinstance(var, Tensor) and var.dtype.kind not in "fc":  # (PyTorch clamps var at eps in place: a float)
         raise RuntimeError(f"{op}: result type Float can't be cast to var's dtype {var.dtype}; give a floating var")
+    if any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (x, target)):
+        _bool_subtraction(x, target)  # (PyTorch's formula takes input - target: a bool operand refused)
     if isinstance(var, Tensor):  # (PyTorch's dtype: input, target and var promoted together)
         x, target, var = _F._computed_together(op, x, target, var)
     else:
@@ -91,9 +93,20 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
 _IMPOSSIBLE = -1e30
 
 
+def _ctc_lengths(lengths: Any, op: str, what: str) -> np.ndarray:
+    """Lengths as a host int64 vector: a tensor of an integer dtype only (PyTorch's kernel refuses a
+    float or bool one, whole numbers or not), or a list of ints."""
+    if isinstance(lengths, Tensor) and lengths.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: {what} must be integral, got a tensor of {lengths.dtype}")
+    return host_integers(lengths, op, what).reshape(-1)
+
+
 def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int) -> np.ndarray:
     """``(N, S)`` host targets, from padded ``(N, S)`` or concatenated 1-D ones (as PyTorch's, an
-    unbatched input's 1-D targets too: their length is the target length)."""
+    unbatched input's 1-D targets too: their length is the target length); a target tensor of any
+    dtype read as int64 labels, as PyTorch's kernel casts it."""
+    if isinstance(targets, Tensor) and targets.dtype.kind not in "iu":
+        targets = targets.detach().astype(np.int64)
     t = host_integers(targets, op, "targets")
     s_max = int(target_lengths.max()) if n else 0
     if t.ndim == 1:
@@ -107,7 +120,8 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int) -> n
         for i, (a, m) in enumerate(zip(starts, target_lengths)):
             out[i, :m] = t[a : a + m]
         return out
-    t = t.reshape(n, -1)
+    if t.ndim != 2 or t.shape[0] != n:  # (PyTorch's kernel: padded targets are (N, S), one row per batch element)
+        raise RuntimeError(f"{op}: padded targets must be of shape ({n}, S), got {tuple(t.shape)}")
     if t.shape[1] < s_max:
         raise InvalidArgumentError(f"{op}: targets of shape {tuple(t.shape)} are shorter than target length {s_max}")
     return t
@@ -143,8 +157,8 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     if unbatched:
         lp = lp.unsqueeze(1)
     t_max, n, c = lp.shape
-    in_len = host_integers(input_lengths, op, "input_lengths").reshape(-1)
-    tg_len = host_integers(target_lengths, op, "target_lengths").reshape(-1)
+    in_len = _ctc_lengths(input_lengths, op, "input_lengths")
+    tg_len = _ctc_lengths(target_lengths, op, "target_lengths")
     if in_len.shape != (n,) or tg_len.shape != (n,):
         raise RuntimeError(
             f"{op}: input_lengths {tuple(in_len.shape)} and target_lengths {tuple(tg_len.shape)} must have one entry per batch "

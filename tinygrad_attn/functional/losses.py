@@ -12,8 +12,10 @@ from typing import Any
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.warn import warn as _user_warn
+from ..ops.alias import RefusedDerivative
 from ..ops.saved import saved_for_backward
-from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, _bool_subtraction, where
+from ..tensors.dtypes import scalar_type_name
 from . import checks as _F
 
 
@@ -23,6 +25,8 @@ def _pair(op: str, input: Tensor, target: Any, complex_ok: bool = False) -> Tens
     mistake, which PyTorch runs); ``complex_ok``: a complex input too."""
     _F._float(input, op, complex_ok)
     target = _F._as_operand(op, target, input)
+    if target.dtype != input.dtype:  # (a bool or integer target too: cast to the input's, as PyTorch's kernel)
+        target = target.astype(input.dtype)
     if target.shape != input.shape:
         _user_warn(
             f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input size ({tuple(input.shape)}). "
@@ -51,6 +55,8 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = 
     ``"mean"`` divides by the weights' sum, as PyTorch."""
     op = "l1_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
+    if any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (input, target)):
+        _bool_subtraction(input, target)  # (PyTorch's kernel is input - target: a bool operand refused)
     # (PyTorch's dtype: both promoted; complex ones too, whose loss is real)
     input, target = _F._computed_together(op, input, target, complex_ok=True)  # noqa: A001
     target = _pair(op, input, target, complex_ok=True)
@@ -70,6 +76,8 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     reduction = _F._reduction(op, reduction, size_average, reduce)
     if beta < 0:
         raise InvalidArgumentError(f"{op}: beta must be non-negative, got {beta}")
+    if beta == 0 and any(isinstance(t, Tensor) and t.dtype.kind == "b" for t in (input, target)):
+        _bool_subtraction(input, target)  # (PyTorch's beta 0 is its l1_loss, whose input - target refuses a bool)
     input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     target = _pair(op, input, target)
     d = input - target
@@ -90,15 +98,19 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     reduction = _F._reduction(op, reduction)
     if delta <= 0:
         raise InvalidArgumentError(f"{op}: delta must be positive, got {delta}")
+    given = target.dtype if isinstance(target, Tensor) else input.dtype
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
     # (|d| = delta on the linear side, as PyTorch's second derivative; the square only where taken)
     ds = where(a < delta, d, 0.0)
     loss = where(a < delta, ds * ds * 0.5, (a - 0.5 * delta) * delta)
-    return saved_for_backward(
-        _F._reduce(_weighted(op, loss, weight, input), reduction), input, target
-    )  # (as PyTorch's)
+    out = saved_for_backward(_F._reduce(_weighted(op, loss, weight, input), reduction), input, target)  # (as PyTorch's)
+    if given != input.dtype and out.requires_grad:  # (PyTorch's forward casts the target; its backward refuses it)
+        out = RefusedDerivative.apply(
+            out, args=f"Found dtype {scalar_type_name(given)} but expected {scalar_type_name(input.dtype)}"
+        )
+    return out
 
 
 @public(function=False, functional=True)

@@ -20,9 +20,10 @@ from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.forward_grads import refuse_tangents
 from ..engine.switches import tracing
+from ..ops.alias import RefusedDerivative
 from ..ops.saved import saved_for_backward
 from ..runtime.meta_stand_ins import stand_in
-from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, _bool_subtraction, where
 from ..tensors.dtypes import check_fill_value
 from . import checks as _F
 from .activations import _softplus_stable
@@ -42,7 +43,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
     op = "margin_ranking_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
     check_dtype(op, _F.tensor_arg(input1, op), "numeric")  # (integers: PyTorch's formula, a float with the margin)
-    target = _F._as_operand(op, target, input1)
+    # (a target tensor as it is: PyTorch's formula promotes over the three, a float64 target makes the loss float64)
+    target = target if isinstance(target, Tensor) else _F._as_operand(op, target, input1)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(
             f"{op}: All input tensors should have same dimension but got sizes: input1: {tuple(input1.shape)}, input2: "
@@ -84,7 +86,12 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
         _F._broadcast_to_input(op, x, target)
     # log1p(exp(.)) in the input's dtype, as PyTorch's kernel: inf where exp overflows (float16 beyond 11.1,
     # float32 beyond 88.7), as PyTorch's loss is
-    return _F._reduce((-target * x).exp().log1p(), reduction)
+    out = _F._reduce((-x * target).exp().log1p(), reduction)  # (PyTorch's order: a bool target is a 0/1 factor)
+    if target.dtype.kind == "b" and out.requires_grad:  # (PyTorch's backward negates the target: a bool refused)
+        out = RefusedDerivative.apply(out, args="Negation, the `-` operator, on a bool tensor is not supported. If "
+                                                "you are trying to invert a mask, use the `~` or `logical_not()` "
+                                                "operator instead.")  # fmt: skip
+    return out
 
 
 def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:
@@ -107,6 +114,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
     reduction = _reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)
     _F._float(x, op)
+    if isinstance(target, Tensor) and target.dtype.kind == "b":
+        _bool_subtraction(1, target)  # (PyTorch's formula takes 1 - target: a bool target refused)
     x, target = _F._computed_together(op, x, target)  # (PyTorch's dtype: both promoted)
     if x.ndim == 0:
         raise InvalidArgumentError(f"{op}: input needs a class axis, got a scalar")
@@ -120,7 +129,10 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
                 f"{op}: weight of shape {tuple(w.shape)} does not broadcast against the input's {tuple(x.shape)}"
             ) from None
         loss = loss * w
-    return saved_for_backward(_F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction), x)  # (as PyTorch's)
+    # (the sum over the input's last dim, counted from the front as PyTorch's: a target of more dims broadcasts
+    # the loss, whose own last dim is then not the classes')
+    loss = loss.sum(x.ndim - 1) / float(x.shape[-1])
+    return saved_for_backward(_F._reduce(loss, reduction), x)  # (as PyTorch's)
 
 
 def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor, Tensor]:
@@ -128,8 +140,8 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
     checked as PyTorch checks them."""
     _F._float(x, op)
     target = _F._as_operand(op, target, x)
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected an integer target, got {target.dtype}")
+    if target.dtype != np.int64:  # (PyTorch's kernels read int64 classes only: int32 and uint8 refused too)
+        raise RuntimeError(f"{op}: expected scalar type Long (an int64 target), got {target.dtype}")
     if x.ndim > 2 or (x.ndim == 1 and x.numel() == 0 and multilabel):
         raise InvalidArgumentError(f"{op}: expected a non-empty vector or matrix input, got shape {tuple(x.shape)}")
     want = x.shape if multilabel else x.shape[:-1]
@@ -151,7 +163,7 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
 @public(function=False, functional=True)
 @accepts("float3264")
 @composite("multi_margin_loss")
-def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
+def multi_margin_loss(input: Tensor, target: Any, p: float = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:
     ``sum over i != y of max(0, margin - x[y] + x[i])^p * weight[y] / C`` (``p`` 1 or 2),

@@ -24,7 +24,7 @@ import numpy as np
 from .. import functional as F
 from ..engine.switches import is_grad_enabled
 from ..random import transforms as rt
-from ..tensors._tensor import Tensor, cat, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, cat, where
 from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype, init_draws
 from .module import Module, Parameter, _place
 
@@ -405,8 +405,13 @@ class MultiheadAttention(Module):
             and key.shape[-1] == self.kdim
             and value.shape[-1] == self.vdim
             and key.shape[:-1] == value.shape[:-1]
-            and (unbatched or query.shape[1 - self.batch_first] == key.shape[1 - self.batch_first])
         )
+        if ok and not unbatched and query.shape[1 - self.batch_first] != key.shape[1 - self.batch_first]:
+            # (PyTorch's assertions pass, and its reshape of the keys into the query's batch and heads refuses)
+            raise InvalidArgumentError(
+                f"MultiheadAttention: query of shape {tuple(query.shape)} and key of shape {tuple(key.shape)} have "
+                f"different batch sizes (batch_first={self.batch_first})"
+            )
         if not ok:
             layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
             raise _InputShapeError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "

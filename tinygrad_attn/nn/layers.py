@@ -18,7 +18,7 @@ from ..tensors.dtypes import get_default_dtype
 from ..tensors.factories.tensor_creation import on_meta
 from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
-from .parameter import UninitializedParameter
+from .parameter import UninitializedParameter, save_lazy_state
 
 
 class PaddingIndexError(ValueError, AssertionError):
@@ -280,9 +280,10 @@ class _DropoutLike(Dropout):
     """PyTorch's other dropouts: ``Dropout``'s arguments and repr, another function."""
 
     _fn = ""
+    _in_place = True  # (whether forward passes ``inplace``: PyTorch's alpha dropouts keep it for the repr only)
 
     def forward(self, input: Tensor) -> Tensor:
-        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace and self._in_place)
 
 
 class Dropout1d(_DropoutLike):
@@ -307,12 +308,14 @@ class AlphaDropout(_DropoutLike):
     """SELU's dropout (mean and variance kept): PyTorch's ``nn.AlphaDropout``."""
 
     _fn = "alpha_dropout"
+    _in_place = False
 
 
 class FeatureAlphaDropout(_DropoutLike):
     """SELU's dropout of whole channels: PyTorch's ``nn.FeatureAlphaDropout``."""
 
     _fn = "feature_alpha_dropout"
+    _in_place = False
 
 
 _ACTIVATIONS = ("relu", "gelu")
@@ -451,6 +454,8 @@ class LazyLinear(Linear):
 
     def has_uninitialized_params(self) -> bool:
         return self.in_features == 0
+
+    _save_to_state_dict = save_lazy_state
 
     def initialize_parameters(self, input: Tensor) -> None:
         """Take ``in_features`` from ``input``'s last axis and initialise as :class:`Linear`."""

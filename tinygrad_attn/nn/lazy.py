@@ -16,7 +16,7 @@ from ..tensors._tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .parameter import UninitializedBuffer, is_lazy, uninitialize
+from .parameter import UninitializedBuffer, is_lazy, save_lazy_state, uninitialize
 
 
 class _Lazy:
@@ -38,6 +38,8 @@ class _Lazy:
 
     def has_uninitialized_params(self) -> bool:
         return self._lazy_args is not None
+
+    _save_to_state_dict = save_lazy_state
 
     def initialize_parameters(self, input: Tensor) -> None:
         """Build the eager layer for ``input``'s channels and take over its values."""

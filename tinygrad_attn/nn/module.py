@@ -1626,7 +1626,11 @@ class ParameterDict(_DictOf):
         return self._parameters
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        """Add (or replace) the ``(key, parameter)`` pairs of a mapping or an iterable of pairs."""
+        """Add (or replace) the ``(key, parameter)`` pairs of a mapping or an iterable of pairs; a
+        mapping other than an ``OrderedDict`` or a ParameterDict (a plain ``dict`` too) in the order
+        of its sorted keys, as PyTorch's."""
+        if isinstance(parameters, Mapping) and not isinstance(parameters, (OrderedDict, ParameterDict)):
+            parameters = sorted(parameters.items())
         self._update(parameters)
 
     def _put(self, key: str, value: Any) -> None:

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..runtime.backend import get_device
 from ..tensors._tensor import Tensor
-from .module import Buffer, Parameter
+from .module import Buffer, Module, Parameter
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy", "save_lazy_state"]
 
 
 def _empty(device: Any, dtype: Any) -> Tensor:
@@ -101,3 +101,13 @@ def uninitialize(t: Parameter) -> UninitializedParameter:
     layer's parameters, then turn them into placeholders that keep their dtype and device)."""
     t.__class__ = UninitializedParameter
     return t  # type: ignore[return-value]
+
+
+def save_lazy_state(module: Module, destination: dict, prefix: str, keep_vars: bool) -> None:
+    """A lazy module's ``_save_to_state_dict``, as PyTorch's ``LazyModuleMixin``'s: its placeholders
+    as they are, not detached (a detached copy would be an empty tensor, whose shape reads ``(0,)``
+    where PyTorch's placeholder refuses to have one)."""
+    Module._save_to_state_dict(module, destination, prefix, keep_vars)
+    for name, t in (*module._parameters.items(), *module._buffers.items()):
+        if is_lazy(t) and prefix + name in destination:
+            destination[prefix + name] = t

@@ -225,7 +225,7 @@ class RNNCellBase(Module):
                                        f"input of shape {tuple(x.shape)}")  # fmt: skip
         return h
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+    def _step_forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         """One step: ``input`` ``(B, input_size)`` or ``(input_size,)``, ``hx`` ``(B, hidden)``
         or ``(hidden,)``, zeros if None -> the new hidden state."""
         self._check_rank(input)
@@ -271,6 +271,8 @@ class RNNCell(RNNCellBase):
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
         return rnn_update(gi, self._hidden_gates(h), self.nonlinearity)
 
+    forward = RNNCellBase._step_forward  # (the base has no forward of its own, as PyTorch's)
+
 
 class GRUCell(RNNCellBase):
     """Gated recurrent unit, PyTorch's form (see :func:`gru_update`).
@@ -288,6 +290,8 @@ class GRUCell(RNNCellBase):
 
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
         return gru_update(gi, self._hidden_gates(h), h)
+
+    forward = RNNCellBase._step_forward
 
 
 class LSTMCell(RNNCellBase):
@@ -444,7 +448,7 @@ class RNNBase(Module):
             states.append([part[i] for i in range(n)])
         return list(zip(*states)) if self._pair else states[0]
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+    def _sequence_forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
         """``input`` ``(T, B, input_size)`` (``(B, T, input_size)`` with ``batch_first``, or
         unbatched ``(T, input_size)``) -> ``(output, h_n)``: ``output`` ``(T, B, D * hidden)``
         in the input's layout, ``h_n`` ``(num_layers * D, B, hidden)``; the LSTM's second
@@ -621,6 +625,8 @@ class RNN(RNNBase):
     def _mode(self) -> str:
         return "rnn_" + self.nonlinearity
 
+    forward = RNNBase._sequence_forward  # (the base has no forward of its own, as PyTorch's)
+
 
 class GRU(RNNBase):
     """A stack of GRU layers over a sequence, as PyTorch's ``nn.GRU``."""
@@ -631,6 +637,8 @@ class GRU(RNNBase):
         _no_projection("GRU", kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)  # fmt: skip
+
+    forward = RNNBase._sequence_forward
 
 
 class LSTM(RNNBase):
@@ -653,6 +661,8 @@ class LSTM(RNNBase):
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype)  # fmt: skip
+
+    forward = RNNBase._sequence_forward
 
 
 # The fused recurrences recompute this definition for gradients of higher order (handed down:

@@ -177,6 +177,8 @@ def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[in
         for a in given:
             if a not in (0, -1):
                 raise DimensionError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
+        if distinct and len(given) > 1:  # (0 and -1 are one axis, as PyTorch wraps them: dim=(0, -1) names it twice)
+            raise AxisRuleError(f"{op}: dim 0 appears multiple times in the list of dims {axis!r} (a 0-d tensor)")
         return ()
     out = []
     for a in given:
