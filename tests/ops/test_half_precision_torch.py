@@ -199,7 +199,7 @@ KNOWN_FORWARD: dict[str, str] = {
 KNOWN_BACKWARD: dict[str, str] = {
     **dict.fromkeys(
         ["Conv1d", "Conv1d no bias", "Conv2d", "Conv2d no bias", "LayerNorm", "GroupNorm", "BatchNorm1d train",
-         "BatchNorm2d train", "CrossEntropyLoss mean", "CrossEntropyLoss sum", "BCEWithLogitsLoss mean",
+         "BatchNorm2d train", "BCEWithLogitsLoss mean",
          "BCEWithLogitsLoss sum"],
         _BACKWARD_ROUNDS,
     ),
@@ -265,10 +265,10 @@ SAMPLES = 12
 KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
-            "gradient", "grid_sampler_3d", "index_reduce.mean", "logit", "native_batch_norm",
+            "gradient", "grid_sampler_3d", "index_reduce.mean", "native_batch_norm",
             "nn.functional.batch_norm", "nn.functional.instance_norm", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.interpolate.bicubic", "nn.functional.local_response_norm",
-            "nn.functional.multilabel_soft_margin_loss", "prod", "special.ndtr", "log_softmax",
+            "nn.functional.multilabel_soft_margin_loss", "prod",
         ],
         _ROUNDS_BETWEEN,
     ),
