@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -153,9 +154,26 @@ def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, d
 def _called_in_float32(fn: Callable[..., Any], wide: tuple) -> Any:
     """``fn`` on the float32 arguments ``wide`` (from :func:`_in_float32`), what it wrote into them
     written back into the caller's tensors, its result rounded to their dtype."""
-    out = fn(*wide[0], **wide[1])
+    outer = getattr(_COMPUTING, "low", None)
+    _COMPUTING.low = wide[2]
+    try:
+        out = fn(*wide[0], **wide[1])
+    finally:
+        _COMPUTING.low = outer
     _written_back(wide[3])
     return _rounded_to(out, wide[2])
+
+
+#: The dtype whose tensors the composite running in this thread computes in float32 (:func:`computed_for`).
+_COMPUTING = threading.local()
+
+
+def computed_for() -> np.dtype | None:
+    """The low-precision dtype (float16, bfloat16) whose tensors the composite of :data:`HALF_IN_FLOAT32`
+    running now computes in float32, rounding its result to it once, or None. For a composite whose
+    PyTorch kernel keeps an intermediate in the input's dtype (``batch_norm``'s saved mean and 1/std,
+    which it normalises with): it rounds that one there too."""
+    return getattr(_COMPUTING, "low", None)
 
 
 def _written_back(widened: list) -> None:

@@ -22,7 +22,7 @@ from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
 from . import checks as _F
-from .conv import _channel_vector
+from .conv import _channel_vector, normalised
 
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -140,7 +140,7 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
                 if buffer is not None:
                     moved = (buffer.astype(x.dtype) * (1.0 - m) + stat * m).astype(given)  # (N, C)
                     buffer.copy_(moved.mean(0))
-        y = xc / (var + eps).sqrt()
+        y = normalised(x, xc, mean, var, eps)  # (PyTorch's instance norm is its batch norm kernel)
     else:
         if running_mean is None or running_var is None:
             raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when use_input_stats=False")
