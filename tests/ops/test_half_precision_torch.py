@@ -262,7 +262,7 @@ SAMPLES = 12
 KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
-            "gradient", "grid_sampler_3d", "index_reduce.mean", "nn.functional.adaptive_avg_pool3d",
+            "gradient", "grid_sampler_3d", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.interpolate.bicubic", "nn.functional.local_response_norm",
             "nn.functional.multilabel_soft_margin_loss", "prod",
         ],
