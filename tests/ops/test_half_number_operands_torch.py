@@ -21,7 +21,8 @@ OPS = {
     "mul_": lambda a, b: a.clone().mul_(b), "div_": lambda a, b: a.clone().div_(b), "lerp": lambda a, b: a.lerp(a * 0, b),
     "atan2": lambda a, b: a.atan2(a * 0 + b), "where": lambda a, b: a.where(a > 0, b), "lt": lambda a, b: (a < b).float(),
     "eq": lambda a, b: (a == b).float(), "div_floor": lambda a, b: a.div(b, rounding_mode="floor"),
-    "rfloordiv": lambda a, b: b // a,
+    "rfloordiv": lambda a, b: b // a, "pow_negative": lambda a, b: (a.abs() + 0.5) ** -b,
+    "square": lambda a, b: a ** 2 * b, "inverse_square": lambda a, b: (a.abs() + 0.5) ** -2 * b,
 }  # fmt: skip
 #: PyTorch's add with alpha: its vectorized loop computes a + alpha * b in float32 (alpha rounded to the dtype) and
 #: rounds once, its scalar loop rounds alpha * b to the dtype first; the scalar loop takes the entries past the last
@@ -35,7 +36,6 @@ _ALPHA = (
 KNOWN = {
     ("add_alpha", "float16"): _ALPHA,
     ("add_alpha", "bfloat16"): _ALPHA,
-    ("pow", "bfloat16"): "a number exponent is the op's argument here (PowScalar), not an operand the rule reads",
 }
 
 
