@@ -264,7 +264,7 @@ KNOWN: dict[str, str] = {
         [
             "gradient", "grid_sampler_3d", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.interpolate.bicubic", "nn.functional.local_response_norm",
-            "nn.functional.multilabel_soft_margin_loss", "prod",
+            "prod",
         ],
         _ROUNDS_BETWEEN,
     ),
