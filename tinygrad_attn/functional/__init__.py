@@ -33,7 +33,7 @@ from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
-from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
+from ..ops.saved import BinaryCrossEntropyEdge, BinaryCrossEntropyWithLogitsEdge, saved_for_backward
 from ..random import draw, memory_order
 from ..tensors import dtypes as _dtypes
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
@@ -1128,6 +1128,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         _broadcast_to_input(op, input, pos_weight, "pos_weight")
         sp = sp * ((pos_weight - 1) * target + 1.0)
     loss = (1.0 - target) * input + sp
+    if pos_weight is None and (input.requires_grad or target.requires_grad):  # (PyTorch's backward formula's steps)
+        loss = BinaryCrossEntropyWithLogitsEdge.apply(loss.detach(), input, target)
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
         _broadcast_to_input(op, input, weight, "weight")
