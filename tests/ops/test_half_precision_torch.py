@@ -262,8 +262,7 @@ KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
             "gradient", "grid_sampler_3d", "nn.functional.adaptive_avg_pool3d",
-            "nn.functional.interpolate.bicubic", "nn.functional.local_response_norm",
-            "prod",
+            "nn.functional.interpolate.bicubic",
         ],
         _ROUNDS_BETWEEN,
     ),

@@ -29,14 +29,14 @@ if TYPE_CHECKING:
 #: indices, beside them), they run in float32 here too and round once at the end (in float16 each
 #: of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43, addcmul and avg_pool a
 #: few). instance_norm is one batch_norm kernel in PyTorch. (Not those PyTorch itself writes as
-#: several float16 ops: tanhshrink, softsign, logsumexp; nor those whose kernel rounds in between:
-#: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do, and
+#: several float16 ops: tanhshrink, softsign, logsumexp, local_response_norm (its avg_pool one kernel);
+#: nor those whose kernel rounds in between: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do, and
 #: grid_sample, adaptive_avg_pool3d, poisson_nll_loss, which computed in float32 are further from
 #: PyTorch's: tests/ops/test_half_precision_torch.py's KNOWN.) ``linear``, ``addmm``, ``baddbmm`` and the
 #: convolutions add their bias to the float32 product before the one rounding, as PyTorch's GEMM
 #: does (rounded twice, ``nn.Linear``'s float16 outputs were a unit off in 40% of the entries).
 HALF_IN_FLOAT32 = frozenset(
-    "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
+    "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu logaddexp "
     "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm "
     "addcmul addcdiv exp2 avg_pool1d avg_pool2d batch_norm native_batch_norm instance_norm "
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear "
