@@ -266,6 +266,9 @@ KNOWN: dict[str, str] = {
         ],
         _ROUNDS_BETWEEN,
     ),
+    "prod": "PyTorch's float16 prod multiplies in float16, each product rounded: in turn along a short row (checked: "
+    "equal in every entry), in vector lanes along a long one (how many: the CPU's vector width); ours multiplies in "
+    "float32 and rounds once",
     "native_layer_norm": "eps=-0.5 and one-entry rows (x - mean is 0): PyTorch's float16 kernel's mean and variance "
     "(E[x^2] - E[x]^2 in its rounding) give 9e-5 where ours gives the exact 0",
     "nn.functional.embedding_bag": "max_norm renormalises the float16 rows in place in PyTorch (rounded to float16 "
