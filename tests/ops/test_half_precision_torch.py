@@ -261,7 +261,7 @@ SAMPLES = 12
 KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
-            "gradient", "grid_sampler_3d", "nn.functional.adaptive_avg_pool3d",
+            "grid_sampler_3d", "nn.functional.adaptive_avg_pool3d",
             "nn.functional.interpolate.bicubic",
         ],
         _ROUNDS_BETWEEN,
