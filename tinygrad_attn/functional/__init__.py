@@ -32,8 +32,9 @@ from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
+from ..ops.elementwise import BinaryCrossEntropyWithLogitsEdge
 from ..ops.index import Take as _Take  # (embedding while tracing)
-from ..ops.saved import BinaryCrossEntropyEdge, BinaryCrossEntropyWithLogitsEdge, saved_for_backward
+from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw, memory_order
 from ..tensors import dtypes as _dtypes
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where

@@ -247,24 +247,3 @@ class BinaryCrossEntropyEdge(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             xp = ns.device.xp
             return None, g * ((x - t) / ns.maximum(x * (1 - x), _BCE_KERNEL_EPS)), g * (xp.log1p(-x) - xp.log(x))
-
-
-class BinaryCrossEntropyWithLogitsEdge(Function):
-    """Input 0 (binary cross-entropy with logits ``x``, input 1, and targets ``t``, input 2, per entry, with
-    no graph of its own) with PyTorch's gradients, its backward formula's steps: ``(sigmoid(x) - t) g`` for
-    ``x`` and ``-x g`` for ``t``, each step rounded to a float16 tensor's dtype as there (the gradient of the
-    definition's steps, a softplus, cancelled to up to 14 float16 units from it)."""
-
-    __slots__ = ()
-    name = "binary_cross_entropy_with_logits"
-    keep = (1, 2)
-    reads_output = False
-
-    def forward(self, ns: Any, value: Any, x: Any, t: Any) -> Any:
-        return value
-
-    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
-        from .elementwise import Logistic  # noqa: PLC0415
-
-        _, x, t = inputs
-        return None, g * (ns.apply(Logistic, x) - t), -(x * g)
