@@ -20,15 +20,22 @@ OPS = {
     "clamp_min": lambda a, b: a.clamp_min(b), "add_alpha": lambda a, b: a.add(a, alpha=b),
     "mul_": lambda a, b: a.clone().mul_(b), "div_": lambda a, b: a.clone().div_(b), "lerp": lambda a, b: a.lerp(a * 0, b),
     "atan2": lambda a, b: a.atan2(a * 0 + b), "where": lambda a, b: a.where(a > 0, b), "lt": lambda a, b: (a < b).float(),
-    "eq": lambda a, b: (a == b).float(),
+    "eq": lambda a, b: (a == b).float(), "div_floor": lambda a, b: a.div(b, rounding_mode="floor"),
+    "rfloordiv": lambda a, b: b // a, "pow_negative": lambda a, b: (a.abs() + 0.5) ** -b,
+    "square": lambda a, b: a ** 2 * b, "inverse_square": lambda a, b: (a.abs() + 0.5) ** -2 * b,
 }  # fmt: skip
+#: PyTorch's add with alpha: its vectorized loop computes a + alpha * b in float32 (alpha rounded to the dtype) and
+#: rounds once, its scalar loop rounds alpha * b to the dtype first; the scalar loop takes the entries past the last
+#: multiple of two vector widths (32 entries with AVX2, 64 with AVX-512), so which entries round twice depends on the
+#: CPU. Ours rounds alpha * b first, as the scalar loop (all of a small tensor: OpInfo's samples match).
+_ALPHA = (
+    "PyTorch's vectorized add computes a + alpha * b once (alpha in the dtype), its scalar loop for the last "
+    "entries rounds alpha * b first (which entries: the CPU's vector width); ours is the scalar loop's"
+)
 #: (op, dtype) still computed otherwise, with the reason
 KNOWN = {
-    ("floordiv", "float16"): "floor division is written from a division and a floor here: PyTorch's one kernel",
-    ("floordiv", "bfloat16"): "floor division is written from a division and a floor here: PyTorch's one kernel",
-    ("add_alpha", "float16"): "alpha scales the other operand in its own op here, rounded before the sum",
-    ("add_alpha", "bfloat16"): "alpha scales the other operand in its own op here, rounded before the sum",
-    ("pow", "bfloat16"): "a number exponent is the op's argument here (PowScalar), not an operand the rule reads",
+    ("add_alpha", "float16"): _ALPHA,
+    ("add_alpha", "bfloat16"): _ALPHA,
 }
 
 

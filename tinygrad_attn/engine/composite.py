@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,14 +29,14 @@ if TYPE_CHECKING:
 #: indices, beside them), they run in float32 here too and round once at the end (in float16 each
 #: of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43, addcmul and avg_pool a
 #: few). instance_norm is one batch_norm kernel in PyTorch. (Not those PyTorch itself writes as
-#: several float16 ops: tanhshrink, softsign, logsumexp; nor those whose kernel rounds in between:
-#: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do, and
+#: several float16 ops: tanhshrink, softsign, logsumexp, local_response_norm (its avg_pool one kernel);
+#: nor those whose kernel rounds in between: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do, and
 #: grid_sample, adaptive_avg_pool3d, poisson_nll_loss, which computed in float32 are further from
 #: PyTorch's: tests/ops/test_half_precision_torch.py's KNOWN.) ``linear``, ``addmm``, ``baddbmm`` and the
 #: convolutions add their bias to the float32 product before the one rounding, as PyTorch's GEMM
 #: does (rounded twice, ``nn.Linear``'s float16 outputs were a unit off in 40% of the entries).
 HALF_IN_FLOAT32 = frozenset(
-    "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
+    "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu logaddexp "
     "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm "
     "addcmul addcdiv exp2 avg_pool1d avg_pool2d batch_norm native_batch_norm instance_norm "
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear "
@@ -153,9 +154,26 @@ def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, d
 def _called_in_float32(fn: Callable[..., Any], wide: tuple) -> Any:
     """``fn`` on the float32 arguments ``wide`` (from :func:`_in_float32`), what it wrote into them
     written back into the caller's tensors, its result rounded to their dtype."""
-    out = fn(*wide[0], **wide[1])
+    outer = getattr(_COMPUTING, "low", None)
+    _COMPUTING.low = wide[2]
+    try:
+        out = fn(*wide[0], **wide[1])
+    finally:
+        _COMPUTING.low = outer
     _written_back(wide[3])
     return _rounded_to(out, wide[2])
+
+
+#: The dtype whose tensors the composite running in this thread computes in float32 (:func:`computed_for`).
+_COMPUTING = threading.local()
+
+
+def computed_for() -> np.dtype | None:
+    """The low-precision dtype (float16, bfloat16) whose tensors the composite of :data:`HALF_IN_FLOAT32`
+    running now computes in float32, rounding its result to it once, or None. For a composite whose
+    PyTorch kernel keeps an intermediate in the input's dtype (``batch_norm``'s saved mean and 1/std,
+    which it normalises with): it rounds that one there too."""
+    return getattr(_COMPUTING, "low", None)
 
 
 def _written_back(widened: list) -> None:

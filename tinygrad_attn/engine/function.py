@@ -262,12 +262,29 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+#: The dtype the float32 forward running in this thread rounds its result to (:func:`rounded_to`).
+_ROUNDING = threading.local()
+
+
+def rounded_to() -> Any:
+    """The low-precision dtype (float16, bfloat16) whose inputs the forward running now computes in
+    float32 and whose result it rounds to at its end (:data:`COMPUTED_IN_FLOAT32`), or None. For an op
+    whose PyTorch kernel keeps an intermediate in the input's dtype (a buffer of ``scalar_t``): it rounds
+    that intermediate to this dtype where PyTorch's does (``log_softmax``'s sums of exponentials)."""
+    return getattr(_ROUNDING, "low", None)
+
+
 def _rounded(forward: Callable[..., Any], fn: Function, ns: Any, datas: Sequence[Any], low: Any) -> Any:
     """``forward`` of ``datas`` computed in float32 (its inputs of dtype ``low`` widened), the float32
     result rounded to ``low``: :data:`COMPUTED_IN_FLOAT32`'s one rule."""
     single = ns.device.dtype(np.float32)
     up = [ns.astype(d, single) if getattr(d, "dtype", None) == low else d for d in datas]
-    out = forward(fn, ns, *up)
+    outer = getattr(_ROUNDING, "low", None)
+    _ROUNDING.low = low
+    try:
+        out = forward(fn, ns, *up)
+    finally:
+        _ROUNDING.low = outer
     if getattr(out, "dtype", None) != single:
         return out
     with np.errstate(over="ignore", invalid="ignore"):  # (beyond the dtype's range: inf, as PyTorch's; NaN stays)

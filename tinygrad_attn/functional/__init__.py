@@ -33,6 +33,7 @@ from ..engine.versions import _memory_root
 from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
+from ..ops.elementwise import BinaryCrossEntropyWithLogitsEdge
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import BinaryCrossEntropyEdge, saved_for_backward
 from ..random import draw, memory_order
@@ -579,6 +580,9 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
         not_differentiable(_nll_kernel(logits), weight=weight)
     weight = _class_weight(op, weight, x)
     c = x.shape[-1]
+    # (classes moved from axis 1 of (N, C, d1, ...): PyTorch's log_softmax along a strided axis, whose float16
+    # and bfloat16 sums stay float32, where the fused op's and a row's kernel round them: log-probabilities there)
+    strided = x is not logits and math.prod(logits.shape[2:]) > 1 and _declare.low_precision(logits)
     if probs:
         if ignore_index is not None and ignore_index >= 0:  # (PyTorch's check: any negative index ignores nothing)
             raise InvalidArgumentError(
@@ -586,10 +590,14 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
                 f"class-index targets, not to probabilities (got {ignore_index})"
             )
         with scope(op):
-            logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
+            logp = _log_probabilities(logits, x, strided)  # (M, C)
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
     t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
     flat = x.reshape(-1, c)  # (M, C)
+    if strided:
+        with scope(op):
+            return _nll_reference(_log_probabilities(logits, x, strided), t, keep, n_kept, weight, reduction, eps,
+                                  x.shape[:-1])  # fmt: skip
     if weight is None and reduction != "none" and not _State.decompose:
         if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
             n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
@@ -598,6 +606,15 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):
         return _nll_reference(log_softmax(flat, -1), t, keep, n_kept, weight, reduction, eps, x.shape[:-1])
+
+
+def _log_probabilities(logits: Tensor, x: Tensor, strided: bool) -> Tensor:
+    """``log_softmax`` of ``x`` (``logits`` with its classes last) along its classes, as rows ``(M, C)``;
+    ``strided``: computed along axis 1 of ``logits``, PyTorch's layout, then moved (its kernel there)."""
+    c = x.shape[-1]
+    if not strided:
+        return log_softmax(x.reshape(-1, c), -1)
+    return log_softmax(logits, 1).permute((0, *range(2, logits.ndim), 1)).reshape(-1, c)
 
 
 def _cross_entropy_kept(logits: Tensor, targets: Tensor, keep: Tensor, n_kept: Tensor, eps: float) -> Tensor:
@@ -1122,6 +1139,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         _broadcast_to_input(op, input, pos_weight, "pos_weight")
         sp = sp * ((pos_weight - 1) * target + 1.0)
     loss = (1.0 - target) * input + sp
+    if pos_weight is None and (input.requires_grad or target.requires_grad):  # (PyTorch's backward formula's steps)
+        loss = BinaryCrossEntropyWithLogitsEdge.apply(loss.detach(), input, target)
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
         _broadcast_to_input(op, input, weight, "weight")
@@ -1432,6 +1451,12 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     n = classes * math.prod(out_features)
     logits = linear(input, linear_weight.reshape(n, in_features),
                     None if linear_bias is None else linear_bias.reshape(n))  # fmt: skip
+    chunked = options is not None and reduction in ("mean", "sum", "none") and not label_smoothing
+    if chunked and not out_features and target.dtype == np.int64 and _declare.low_precision(logits):
+        # (PyTorch's chunked path: its own log-sum-exp of float16 and bfloat16 logits, its sums in float32 and
+        # the loss rounded once, not log_softmax's kernel, which rounds a row's sum to the dtype)
+        return cross_entropy(logits.float(), target, weight if weight is None else weight.float(), reduction=reduction,
+                             ignore_index=-100 if ignore_index is None else ignore_index).astype(logits.dtype)  # fmt: skip
     return cross_entropy(logits.reshape(logits_shape), target, weight, reduction=reduction,
                          ignore_index=-100 if ignore_index is None else ignore_index,
                          label_smoothing=label_smoothing)  # fmt: skip

@@ -16,13 +16,13 @@ import numpy as np
 
 from ..engine.arguments import index_value, refuse
 from ..engine.composite import composite
-from ..engine.declare import accepts, public
+from ..engine.declare import LOW_PRECISION, accepts, public
 from ..engine.layout import result_in_format_of
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
 from . import checks as _F
-from .conv import _channel_vector
+from .conv import _channel_vector, normalised
 
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -140,7 +140,7 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
                 if buffer is not None:
                     moved = (buffer.astype(x.dtype) * (1.0 - m) + stat * m).astype(given)  # (N, C)
                     buffer.copy_(moved.mean(0))
-        y = xc / (var + eps).sqrt()
+        y = normalised(x, xc, mean, var, eps)  # (PyTorch's instance norm is its batch norm kernel)
     else:
         if running_mean is None or running_var is None:
             raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when use_input_stats=False")
@@ -186,7 +186,13 @@ def local_response_norm(
     size = index_value(size)
     if x.numel() == 0:
         return x
-    s = channel_window_sum(x * x, size // 2, (size - 1) // 2)
+    sq = x * x
+    if sq.dtype in LOW_PRECISION:  # (PyTorch's steps are ops in the dtype, its avg_pool one kernel: in float32)
+        return (
+            x
+            / ((channel_window_sum(sq.float(), size // 2, (size - 1) // 2) / size).astype(sq.dtype) * alpha + k) ** beta
+        )
+    s = channel_window_sum(sq, size // 2, (size - 1) // 2)
     # (an integer input's mean of squares is an integer, cut toward zero, as PyTorch's integer avg_pool)
     s = s.div(size, rounding_mode="trunc") if s.dtype.kind in "iu" else s / size  # (avg_pool divides, as here)
     return x / (s * alpha + k) ** beta

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..engine.composite import FusedFunction
-from ..engine.function import may_overwrite
+from ..engine.function import may_overwrite, rounded_to
 from ..engine.layout import row_major_array
 from . import cpu_kernels
 from .alias import NoDerivative
@@ -105,6 +105,20 @@ class SoftmaxAlongDim(FusedFunction):
         return self.definition(x, self.args)
 
 
+def log_sum_exp_of_shifted(ns, z, axis, rows):
+    """``log(sum(exp(z)))`` along ``axis`` (kept) of ``z``, the input less its max, as PyTorch's
+    CPU log_softmax computes it. ``rows``: the axis is the innermost that is not 1 (PyTorch's
+    ``_vec_log_softmax_lastdim``), whose kernel keeps each row's sum and its log in buffers of the
+    input's dtype: for a float16 or bfloat16 input computed in float32 here (``rounded_to``), both are
+    rounded to it, as there (checked against PyTorch: equal in every entry, where rounded once they
+    were up to 100 float16 units apart near 0). Its kernel along another axis keeps float32."""
+    s = ns.sum(ns.exp(z), axis=axis, keepdims=True)
+    low = rounded_to() if rows else None
+    if low is None:
+        return ns.log(s)
+    return ns.astype(ns.astype(ns.log(ns.astype(ns.astype(s, low), s.dtype)), low), s.dtype)
+
+
 class LogSoftmaxAlongDim(FusedFunction):
     """Its backward reads only the output, as PyTorch's (``keep = ()``); higher orders
     differentiate ``g - exp(out) * sum(g)`` through the output."""
@@ -127,7 +141,7 @@ class LogSoftmaxAlongDim(FusedFunction):
     def forward(self, ns, x):
         x = row_major_array(x)  # (PyTorch's log_softmax is row-major whatever its input's layout)
         z = x - ns.max(x, axis=self.args, keepdims=True)
-        z -= ns.log(ns.sum(ns.exp(z), axis=self.args, keepdims=True))
+        z -= log_sum_exp_of_shifted(ns, z, self.args, math.prod(x.shape[self.args % x.ndim + 1 :]) == 1)
         return z
 
     def backward_arrays(self, g, ns, inputs, out):
@@ -523,8 +537,9 @@ class CrossEntropy(FusedFunction):
     def forward(self, ns, logits, targets):
         keep, n_kept, eps = self.args
         z = logits - ns.max(logits, axis=-1, keepdims=True)
-        lse = ns.log(ns.sum(ns.exp(z), axis=-1, keepdims=True))
-        logp = z - lse  # (M, C)
+        logp = z - log_sum_exp_of_shifted(ns, z, -1, True)  # (M, C)
+        if (low := rounded_to()) is not None:  # (PyTorch's log_softmax writes them in the input's dtype)
+            logp = ns.astype(ns.astype(logp, low), logp.dtype)
         picked = ns.reshape(ns.take_along_axis(logp, ns.reshape(targets, (-1, 1)), axis=1), (-1,))  # (M,)
         loss_i = -(1.0 - eps) * picked
         if eps:
@@ -549,7 +564,8 @@ class CrossEntropy(FusedFunction):
             grad -= ns.reshape(delta, (m, c))
         if n_kept != n_kept:  # nothing counts: the loss is NaN but no logit changes it, so its gradient is 0
             return grad * 0.0, None  # (not g * 0: g may be NaN itself, from an op after the loss)
-        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
+        # (a float16 g: PyTorch's nll_loss backward writes g / n in float16, which its log_softmax backward reads)
+        grad *= ns.reshape(keep, (m, 1)) * ns.astype(g / n_kept, logp.dtype)
         return grad, None
 
     def recompute(self, logits, targets):

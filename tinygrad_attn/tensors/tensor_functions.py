@@ -29,7 +29,7 @@ from ..engine.arguments import ABSENT, _is_ints, ints, refuse
 from ..engine.barebones import flips_innermost, unchecked
 from ..engine.barebones import message as barebones_message
 from ..engine.composite import composite
-from ..engine.declare import check_dtype, public
+from ..engine.declare import check_dtype, low_precision, public
 from ..engine.layout import contiguous_format, pointwise_result, row_major_result
 from ..functional.checks import MissingAxisError, same_dtype, tensor_operand
 from ..ops.array_function import array_function
@@ -271,6 +271,8 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         raise InvalidArgumentError(f"scatter_add(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and "
                                    f"{src.dtype}")  # fmt: skip
+    if low_precision(x) and isinstance(src, Tensor):  # (PyTorch's kernel sums x and the terms in float32, rounded once)
+        return scatter_add(x.float(), dim, index, src.float()).astype(x.dtype)
     _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
     if summed is None:
         raise TypeError("scatter_add: src must be a tensor")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.composite import composite
-from ...engine.declare import check_dtype, public
+from ...engine.declare import check_dtype, low_precision, public
 from ...engine.forward_grads import differentiated, refuse_tangents
 from ...engine.function import Function
 from ...engine.switches import check_host_read, no_grad
@@ -595,7 +595,12 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     idx, src = _source(x, d, index, source, "index_add")
     if x.dtype.kind in "biu":  # (PyTorch takes alpha as the tensor's own kind: a bool's -1 is True)
         alpha = bool(alpha) if x.dtype.kind == "b" else int(alpha)
-    out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    if low_precision(x) and alpha == 1 and x.ndim > 1:  # (PyTorch's scatter_add then: in float32, rounded once)
+        out = (x.float() + ops.ScatterAddAlong.apply(src.float(), idx, args=(d, x.shape))).astype(x.dtype)
+    elif low_precision(x):
+        out = _added_in_turn(x, d, index, idx, src, alpha, "index_add")
+    else:
+        out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
     if out.dtype != x.dtype and x.dtype == np.bool_:  # (bool stays bool: an "or" of what is added, as PyTorch's)
         out = out != 0
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
@@ -697,7 +702,10 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     written = count > 0
     if reduce in ("sum", "mean"):
         base = x if include_self else where(written, 0, x)
-        total = base + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape))
+        if low_precision(x):  # (PyTorch's kernel sums them in float32 and rounds once)
+            total = (base.float() + ops.ScatterAddAlong.apply(src.float(), idx, args=(d, x.shape))).astype(x.dtype)
+        else:
+            total = base + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape))
         if reduce == "sum":
             return total
         n = count + (1 if include_self else 0)
@@ -758,7 +766,38 @@ def index_reduce(input: Tensor, dim: int, index: Any, source: Tensor, reduce: st
         got = source.dtype if isinstance(source, Tensor) else type(source).__name__
         raise RuntimeError(f"index_reduce(): self ({x.dtype}) and source ({got}) must have the same scalar type")
     idx, src = _source(x, d, index, source, "index_reduce")
+    if reduce == "mean" and low_precision(x):  # (PyTorch's kernel adds each row in turn, as index_add's)
+        count = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev), idx, args=(d, x.shape))
+        base = x if include_self else where(count > 0, 0, x)
+        total = _added_in_turn(base, d, index, idx, src, 1, "index_reduce")
+        n = count + 1 if include_self else count
+        return saved_for_backward(total / where(n == 0, 1, n), x, index, src, output=True)
     return scatter_reduce(x, d, idx, src, reduce, include_self=include_self)
+
+
+def _added_in_turn(x: Tensor, d: int, index: Any, idx: Tensor, src: Tensor, alpha: Any, op: str) -> Tensor:
+    """``x`` with ``alpha * src`` added at the rows ``index`` (1-D; ``idx`` spread over ``src``) names along
+    ``d``, as PyTorch's float16 and bfloat16 ``index_add`` (a 1-d one, or ``alpha`` not 1) and ``index_reduce``
+    do: ``alpha * src`` in the dtype (``alpha`` rounded to it), each row of it added into its row of ``x`` in
+    turn and rounded to the dtype each time (checked against PyTorch: equal in every entry). One step per
+    repeat: the k-th rows naming each row of ``x`` go in step k."""
+    from ..index.indexing import host_integers  # noqa: PLC0415
+
+    rows = host_integers(index, op, "index").reshape(-1) % max(x.shape[d], 1)
+    order = np.argsort(rows, kind="stable")
+    first = np.searchsorted(rows[order], rows[order], side="left")
+    turn = np.empty_like(rows)
+    turn[order] = np.arange(rows.size) - first  # (how many rows before it name the same row)
+    at = (slice(None),) * d
+    if alpha != 1:
+        src = (src.float() * float(np.asarray(alpha).astype(x.dtype))).astype(x.dtype)
+    out, wide = x, src.float()
+    for k in range(int(turn.max()) + 1 if turn.size else 0):
+        mine = np.flatnonzero(turn == k)
+        pick = Tensor(mine, device=x._dev)
+        step = ops.ScatterAddAlong.apply(wide.index_select(d, pick), idx[at + (mine,)], args=(d, x.shape))
+        out = (out.float() + step).astype(x.dtype)
+    return out
 
 
 def _int_extreme(dtype: np.dtype, reduce: str) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.declare import public
+from ...engine.declare import low_precision, public
 from ...engine.forward_grads import differentiated
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
@@ -510,8 +510,12 @@ def xlog1py(input: Tensor | float, other: Tensor | float, *, out: Tensor | None 
 
 @public(function=False, special=("ndtr",))
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
-    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2`` (exact in the left tail, as ``erfc``'s)."""
+    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2`` (exact in the left tail, as ``erfc``'s). In
+    float16 and bfloat16 PyTorch's composite ``(1 + erf(x / sqrt 2)) / 2``, each of its steps rounded to the
+    dtype as there (0 from x = -3.7 on: its erf rounds to -1, ``erfc`` keeps no more digits where it is rounded)."""
     x = _floating(input, "special_ndtr")
+    if low_precision(x):
+        return written_to_out(((x * _SQRT1_2).erf() + 1.0) * 0.5, out, "special_ndtr")
     return written_to_out(erfc(-(x * _SQRT1_2)) * 0.5, out, "special_ndtr")
 
 

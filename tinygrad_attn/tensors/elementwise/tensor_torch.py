@@ -15,7 +15,7 @@ from ... import ops
 from ...engine import layout as _memory
 from ...engine.arguments import missing
 from ...engine.composite import recorded_as
-from ...engine.declare import public
+from ...engine.declare import LOW_PRECISION, public
 from ...engine.forward_grads import differentiated
 from ...engine.layout import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ...engine.switches import tracing
@@ -72,13 +72,24 @@ def _float_floor_quotient(a: Tensor, b: Tensor) -> Tensor:
     return where(b == 0, q, where(d != 0, f, where(q.signbit(), -0.0, 0.0).astype(d.dtype)))
 
 
+def _floor_of_quotient(a: Any, b: Any, like: Tensor) -> Tensor:
+    """:func:`_float_floor_quotient` of the operands (numbers or tensors; ``like`` the tensor among them), each step
+    in their dtype, as PyTorch's ``div_floor`` kernel; but a float16 or bfloat16 tensor and a number divisor in
+    float32, the number read at float32 (the kernel's "opmath" scalar), rounded once: checked against PyTorch,
+    equal in every entry (in the dtype's steps a quotient just below an integer rounds up to it before its floor)."""
+    if like.dtype not in LOW_PRECISION or isinstance(b, Tensor):
+        return _float_floor_quotient(_float_operand(a, like), _float_operand(b, like))
+    wide = like.detach().float()
+    return _float_floor_quotient(_float_operand(a, wide).float(), _float_operand(b, wide)).astype(like.dtype)
+
+
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers.
     As PyTorch's ``floor_divide`` it has no derivative: its backward raises (the zero
     gradient is ``div(a, b, rounding_mode="floor")``'s)."""
     a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        q = _memory.pointwise_result(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
+        q = _memory.pointwise_result(_floor_of_quotient(a, b, like), a, b)
         given = [x for x in (a, b) if isinstance(x, Tensor) and differentiated(x)]
         return NoDerivative.apply(_zero_gradient_of(q, *given), args="floor_divide") if given else q
     return IntFloorDivide.apply(a, b)
@@ -258,7 +269,7 @@ def _rounded_quotient(self: Tensor, other: Any, rounding_mode: str) -> Tensor:
         a, b, like = _floor_quotient(self, self._operand(other), "div")
         if like.dtype.kind not in "fc":
             return IntFloorDivide.apply(a, b)
-        return _zero_gradient_of(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
+        return _zero_gradient_of(_floor_of_quotient(a, b, like), a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":

@@ -542,20 +542,24 @@ def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
                            f"dimension {d} to be 1-D of length {n}, got shape {tuple(h.shape)}")  # fmt: skip
     shape = [1] * f.ndim
     shape[d] = -1
-    dx = h.diff().astype(f.dtype).reshape(shape)  # (n - 1,) steps along d
-    step = lambda a, b: dx[lead + (slice(a, b),)]  # noqa: E731
-    hl, hr = step(None, -1), step(1, None)  # the steps left and right of each inner point
-    mid = (hl * hl * at(2, None) - hr * hr * at(None, -2) + (hr * hr - hl * hl) * at(1, -1)) / (hl * hr * (hl + hr))
+    # PyTorch's coefficients (its gradient_helper), each step an op in the dtype (in float16 the rounding of
+    # another arrangement of the same formula differed from PyTorch's by hundreds of units where it cancels)
+    dx = h.diff().astype(f.dtype)  # (n - 1,) steps along d
+    dx1, dx2 = dx[:-1], dx[1:]  # the steps left and right of each inner point
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    mid = a * at(None, -2) + b * at(1, -1) + c * at(2, None)
     if edge_order == 1:
-        first = (at(1, 2) - at(0, 1)) / step(0, 1)
-        last = (at(n - 1, n) - at(n - 2, n - 1)) / step(n - 2, n - 1)
+        first = (at(1, 2) - at(0, 1)) / dx[0]
+        last = (at(n - 1, n) - at(n - 2, n - 1)) / dx[n - 2]
     else:
-        a1, a2 = step(0, 1), step(1, 2)
+        a1, a2 = dx[0], dx[1]
         first = (-(2.0 * a1 + a2) / (a1 * (a1 + a2)) * at(0, 1) + (a1 + a2) / (a1 * a2) * at(1, 2)
-                 - a1 / (a2 * (a1 + a2)) * at(2, 3))  # fmt: skip
-        b1, b2 = step(n - 3, n - 2), step(n - 2, n - 1)
-        last = (b2 / (b1 * (b1 + b2)) * at(n - 3, n - 2) - (b1 + b2) / (b1 * b2) * at(n - 2, n - 1)
-                + (2.0 * b2 + b1) / (b2 * (b1 + b2)) * at(n - 1, n))  # fmt: skip
+                 + -a1 / (a2 * (a1 + a2)) * at(2, 3))  # fmt: skip
+        b2, b1 = dx[n - 2], dx[n - 3]  # (the last step and the one before)
+        last = (b2 / (b1 * (b2 + b1)) * at(n - 3, n - 2) + -(b2 + b1) / (b2 * b1) * at(n - 2, n - 1)
+                + (2.0 * b2 + b1) / (b2 * (b2 + b1)) * at(n - 1, n))  # fmt: skip
     return cat([first, mid, last], d)
 
 
