@@ -1139,7 +1139,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         _broadcast_to_input(op, input, pos_weight, "pos_weight")
         sp = sp * ((pos_weight - 1) * target + 1.0)
     loss = (1.0 - target) * input + sp
-    if pos_weight is None and (input.requires_grad or target.requires_grad):  # (PyTorch's backward formula's steps)
+    if pos_weight is None and (differentiated(input) or differentiated(target)):  # (PyTorch's backward formula's steps)
         loss = BinaryCrossEntropyWithLogitsEdge.apply(loss.detach(), input, target)
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")

@@ -852,7 +852,7 @@ def normalised(x: Tensor, xc: Tensor, mean: Tensor, var: Tensor, eps: float) -> 
         return xc / (var + eps).sqrt()
     m = _rounded_values(mean, low)
     invstd = (var + eps).rsqrt().detach().astype(low).astype(x.dtype)
-    if x.requires_grad:  # (its backward's formula of those, dx = (dy - mean(dy) - (x - m) invstd^2 mean(dy (x - m)))
+    if differentiated(x):  # (its backward's formula of those, dx = (dy - mean(dy) - (x - m) invstd^2 mean(dy (x - m)))
         # invstd: 1/std differentiated as -invstd^3 (x - m) / n, of the saved values)
         axes = tuple(i for i in range(x.ndim) if mean.shape[i] == 1 and x.shape[i] != 1)
         invstd = with_gradient_of(invstd, ((x - m.detach()).square().mean(axes, keepdims=True)) * (invstd**3 * -0.5))
