@@ -54,11 +54,6 @@ KNOWN: dict[str, str] = {
     "autograd.gradcheck": "ours takes the inputs one by one after func as well as PyTorch's one tuple "
     "(gradcheck(func, *inputs): gradcheck(f, x, w) is the library's form, in some 200 calls of its tests), so inputs "
     "is *inputs; the rest is PyTorch's",
-    "nn.RNNBase.forward": "PyTorch's RNNBase leaves forward to RNN, GRU and LSTM (Module's unimplemented "
-    "forward(*input)); ours is the one forward(input, hx=None) they share, whose signature each of them has as "
-    "PyTorch's (nn.RNN.forward, nn.GRU.forward, nn.LSTM.forward are compared)",
-    "nn.RNNCellBase.forward": "as nn.RNNBase.forward: PyTorch's RNNCell, GRUCell and LSTMCell each define "
-    "forward(input, hx=None); ours share RNNCellBase's",
 }
 
 
