@@ -105,12 +105,9 @@ def _tangents(
                 for o in outs]  # fmt: skip
 
 
-def compare_tangents(target: runner.Target, sample: Any, grad: bool = False, flags: bool = False) -> str | None:
-    """Why our forward-mode derivative of one sample differs from PyTorch's (None: equal or not comparable);
-    with ``flags``, whether each tangent requires grad (the primals requiring grad), not its values."""
-    op = target.op
-    if sample.kwargs.get("dropout_p", 0) > 0 or "dropout" in op.name:
-        return None  # (random: PyTorch's generator is not ours)
+def _converted(sample: Any) -> tuple | None:
+    """The sample's input, args and kwargs as ours, its floating leaves (PyTorch's, ours) and a random tangent
+    for each; None where the sample has no leaf or holds what ours cannot take."""
     leaves: list = []
     try:
         inp = runner.to_ours(sample.input, leaves)
@@ -119,7 +116,19 @@ def compare_tangents(target: runner.Target, sample: Any, grad: bool = False, fla
         return None
     if not leaves:
         return None
-    tangents = [_vector(t, 1234 + k) for k, (t, _) in enumerate(leaves)]
+    return inp, args, kwargs, leaves, [_vector(t, 1234 + k) for k, (t, _) in enumerate(leaves)]
+
+
+def compare_tangents(target: runner.Target, sample: Any, grad: bool = False, flags: bool = False) -> str | None:
+    """Why our forward-mode derivative of one sample differs from PyTorch's (None: equal or not comparable);
+    with ``flags``, whether each tangent requires grad (the primals requiring grad), not its values."""
+    op = target.op
+    if sample.kwargs.get("dropout_p", 0) > 0 or "dropout" in op.name:
+        return None  # (random: PyTorch's generator is not ours)
+    converted = _converted(sample)
+    if converted is None:
+        return None
+    inp, args, kwargs, leaves, tangents = converted
     process = sample.output_process_fn_grad
     try:
         with warnings.catch_warnings():
@@ -179,14 +188,14 @@ def _params(slow: bool, flags: bool = False) -> list:
 @pytest.mark.parametrize("op_id", _params(slow=False))
 def test_forward_derivative_is_pytorchs(op_id: str) -> None:
     tally = run_op(op_id, FAST_SAMPLES)
-    assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+    runner._check(tally)
 
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("op_id", _params(slow=True))
 def test_forward_derivative_of_more_samples_is_pytorchs(op_id: str) -> None:
     tally = run_op(op_id, SLOW_SAMPLES)
-    assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+    runner._check(tally)
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -195,21 +204,16 @@ def test_a_tangent_requires_grad_as_pytorchs(op_id: str) -> None:
     """With primals that require grad, each output's tangent requires grad where PyTorch's does (a tangent a
     later backward differentiates: ``jvp`` then ``backward``, as a Hessian-vector product written by hand)."""
     tally = run_op(op_id, FAST_SAMPLES, flags=True)
-    assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+    runner._check(tally)
 
 
 def compare_refusal(target: runner.Target, sample: Any) -> str | None:
     """For an op PyTorch gives no forward formula (``supports_forward_ad=False``): where PyTorch's forward-mode
     AD raises, ours raises the same class with the same first line; where it computes, the tangents agree."""
-    leaves: list = []
-    try:
-        inp = runner.to_ours(sample.input, leaves)
-        args, kwargs = runner.to_ours(sample.args, leaves), runner.to_ours(sample.kwargs, leaves)
-    except runner.Unsupported:
+    converted = _converted(sample)
+    if converted is None:
         return None
-    if not leaves:
-        return None
-    tangents = [_vector(t, 1234 + k) for k, (t, _) in enumerate(leaves)]
+    inp, args, kwargs, leaves, tangents = converted
     raised = []
     for lib, fn, i, a, k, lv, tn in (
         (torch, target.op.op, sample.input, sample.args, sample.kwargs, [t for t, _ in leaves], tangents),

@@ -124,14 +124,14 @@ def _params(slow: bool) -> list:
 @pytest.mark.parametrize("op_id", _params(slow=False))
 def test_second_derivative_is_pytorchs(op_id: str) -> None:
     tally = run_op(op_id, FAST_SAMPLES)
-    assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+    runner._check(tally)
 
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("op_id", _params(slow=True))
 def test_second_derivative_of_more_samples_is_pytorchs(op_id: str) -> None:
     tally = run_op(op_id, SLOW_SAMPLES)
-    assert not tally.failures, f"{len(tally.failures)} of {tally.compared} differ; first: " + tally.failures[0]
+    runner._check(tally)
 
 
 def test_the_runner_sees_a_wrong_second_derivative() -> None:
