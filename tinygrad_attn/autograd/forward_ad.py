@@ -10,6 +10,7 @@ How each op's tangent is computed (from its gradient, transposed): ``engine/forw
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 from ..engine import forward_grads as _fg
@@ -95,8 +96,6 @@ class dual_level:
         exit_dual_level()
 
     def __call__(self, fn: Any) -> Any:
-        import functools  # noqa: PLC0415
-
         @functools.wraps(fn)
         def run(*args: Any, **kw: Any) -> Any:
             with dual_level():
